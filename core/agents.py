@@ -1,0 +1,404 @@
+"""Specialist agents: run the SOP step loop for the active goal; request tools, never execute them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import render
+from core import text as T
+from core.brains.base import Brain
+from core.memory.base import PreferenceSummary
+from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
+from core.slots import SlotType, extract, validate
+from core.sop.expr import evaluate, parse
+from core.sop.graph import Node, Sop
+from core.workspace import AgentDecl
+
+MAX_ATTEMPTS = 3
+GRACEFUL_END = ("I'm sorry, I wasn't able to complete this request after several tries. "
+                "Please try again later or contact our team and we'll sort it out.")
+
+
+@dataclass
+class ToolRequest:
+    """A tool the agent wants the orchestrator to run."""
+
+    tool: str
+    args: dict[str, Any]
+    node: str
+
+
+@dataclass
+class AgentRunRequest:
+    """PRD §8.2: the active goal, the preference summary, and this pass's tool results."""
+
+    goal: Goal
+    sop: Sop
+    preferences: PreferenceSummary
+    tool_results: list[ToolCall] = field(default_factory=list)
+    turn: int = 0
+
+
+@dataclass
+class AgentRunResponse:
+    """PRD §8.2: the message, tool requests, and what changed."""
+
+    messages: list[str] = field(default_factory=list)
+    tool_requests: list[ToolRequest] = field(default_factory=list)
+    done: bool = False
+    outcome: str = ""
+    actions: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    asked: bool = False
+
+
+@dataclass
+class AgentEnv:
+    """What an agent needs from the workspace."""
+
+    brain: Brain
+    slot_types: dict[str, dict[str, SlotType]]  # sop id -> slot -> type
+    currency: str
+    max_steps: int
+    tool_params: dict[str, set[str]]
+
+
+class SpecialistAgent:
+    """Runs the SOP step loop for goals it owns (paper §2, PRD §3.3)."""
+
+    def __init__(self, decl: AgentDecl, env: AgentEnv) -> None:
+        self.decl = decl
+        self.env = env
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+    # ------------------------------------------------------------------ answers
+    def types(self, sop: Sop) -> dict[str, SlotType]:
+        return self.env.slot_types.get(sop.id, {})
+
+    def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
+        """Interpret a reply to the pending ask: True valid, False invalid, None when nothing is pending."""
+        node = sop.node(goal.pending)
+        if node is None or not node.asks:
+            return None
+        types = self.types(sop)
+        values: dict[str, Any] = {}
+        for p in node.fills:
+            st = types.get(p.name)
+            if st is None:
+                continue
+            val = extract(st, text, asked=True, candidates=goal.slots.get("candidates"))
+            if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
+                values[p.name] = val
+        required = [p.name for p in node.fills if not p.optional]
+        ok = bool(values) and all(r in values for r in required)
+        goal.memory.append(MemoryEntry(action=node.label, observation=values if ok else text,
+                                       feedback="success" if ok else "fail", turn=turn))
+        if ok:
+            goal.slots.update(values)
+            self._append_leftover(goal, sop, text, values)
+            goal.attempts.pop(node.id, None)
+            goal.pending = None
+            goal.step = node.next
+        return ok
+
+    def _append_leftover(self, goal: Goal, sop: Sop, text: str, values: dict[str, Any]) -> None:
+        """Extra words in an answer enrich already-filled free-text slots (e.g. the symptom)."""
+        rest = text
+        for v in values.values():
+            if isinstance(v, str):
+                rest = rest.replace(v, " ")
+        if len(T.tokens(rest)) < 2:
+            return
+        for name, st in self.types(sop).items():
+            if st.kind == "text" and name in goal.slots and name not in values:
+                goal.slots[name] = f"{goal.slots[name]}; {rest.strip(' ,.;')}"
+
+    def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
+        """Slot values a message gives without being asked (budget up front, a brand, a category)."""
+        found: dict[str, Any] = {}
+        for name, st in self.types(sop).items():
+            if st.kind == "text":
+                if opening and name not in goal.slots:
+                    found[name] = text.strip()
+                continue
+            if st.kind not in ("money", "category", "brand", "model", "email", "id"):
+                continue
+            val = extract(st, text, asked=False)
+            if validate(st, val):
+                found[name] = val
+        return found
+
+    def apply_correction(self, goal: Goal, sop: Sop, changes: dict[str, Any]) -> list[str]:
+        """New values for slots the flow already used: update and rewind to where they are first needed."""
+        changed = [k for k, v in changes.items() if goal.slots.get(k) != v]
+        if not changed:
+            return []
+        goal.slots.update({k: changes[k] for k in changed})
+        start = self._first_user(sop, set(changed))
+        if start is not None and self._is_behind(sop, goal, start):
+            goal.step = start
+            goal.pending = None
+            for key in ("candidates", "chosen_item"):
+                goal.slots.pop(key, None)
+        return changed
+
+    def _first_user(self, sop: Sop, names: set[str]) -> str | None:
+        order = _linear_order(sop)
+        for nid in order:
+            node = sop.nodes[nid]
+            if {p.name for p in node.fills + node.params} & names:
+                return nid
+        return None
+
+    @staticmethod
+    def _is_behind(sop: Sop, goal: Goal, nid: str) -> bool:
+        order = _linear_order(sop)
+        cur = goal.pending or goal.step
+        if cur not in order or nid not in order:
+            return True
+        return order.index(nid) < order.index(cur)
+
+    # ------------------------------------------------------------------ step loop
+    def run(self, req: AgentRunRequest) -> AgentRunResponse:
+        """Execute steps until the goal needs the customer, needs a tool, or ends."""
+        goal, sop = req.goal, req.sop
+        resp = AgentRunResponse()
+        if req.tool_results:
+            self._apply_results(goal, sop, req, resp)
+        steps = 0
+        while not resp.done and not resp.asked and not resp.tool_requests:
+            if goal.status == GoalStatus.DONE:
+                break
+            steps += 1
+            if steps > self.env.max_steps:
+                resp.decisions.append(f"stopped after {self.env.max_steps} steps this turn")
+                break
+            node = sop.node(goal.step)
+            if node is None or node.kind == "end":
+                self._end(goal, node, resp, "completed")
+                break
+            if node.kind == "decision":
+                self._decide(goal, sop, node, resp)
+                continue
+            self._action(goal, sop, node, req, resp)
+        self._refresh_missing(goal, sop)
+        return resp
+
+    def _decide(self, goal: Goal, sop: Sop, node: Node, resp: AgentRunResponse) -> None:
+        obs = goal.memory[-1].observation if goal.memory else None
+        for b in node.branches:
+            if b.condition is None:
+                taken = True
+            elif b.expr:
+                taken = bool(evaluate(parse(b.condition), goal.slots))
+            else:
+                taken = self.env.brain.branch(b.condition, obs)
+            if taken:
+                resp.decisions.append(f"{node.label}: {b.condition or 'else'} -> {b.target}")
+                goal.step = b.target
+                return
+        goal.step = None
+
+    def _action(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
+        if node.asks:
+            missing = [p.name for p in node.fills if not p.optional and goal.slots.get(p.name) in (None, "")]
+            if not missing and node.fills:
+                resp.decisions.append(f"skip {node.label!r}: already known")
+                goal.step = node.next
+                return
+            self._ask(goal, sop, node, resp, req)
+            return
+        if "api_call" in node.kinds:
+            args = self._args(goal, node, req.preferences)
+            missing = [p.name for p in node.params if not p.optional and goal.slots.get(p.name) in (None, "")]
+            if missing:
+                asker = self._asker_for(sop, missing[0])
+                if asker is not None:
+                    self._ask(goal, sop, asker, resp, req)
+                    return
+            if not self._count_attempt(goal, node, resp):
+                return
+            resp.actions.append(node.label)
+            resp.tool_requests.append(ToolRequest(node.tool, args, node.id))
+            goal.status = GoalStatus.ACTIVE
+            return
+        if not self._count_attempt(goal, node, resp):
+            return
+        resp.actions.append(node.label)
+        msg = self._message(goal, node, req.preferences)
+        if msg:
+            resp.messages.append(msg)
+        goal.memory.append(MemoryEntry(action=node.label, observation="done", feedback="success", turn=req.turn))
+        goal.attempts.pop(node.id, None)
+        goal.step = node.next
+
+    def _ask(self, goal: Goal, sop: Sop, node: Node, resp: AgentRunResponse, req: AgentRunRequest) -> None:
+        if not self._count_attempt(goal, node, resp):
+            return
+        resp.actions.append(node.label)
+        question = self.env.brain.question(node, goal.slots)
+        goal.pending = node.id
+        goal.next_question = question
+        goal.status = GoalStatus.BLOCKED
+        resp.messages.append(question)
+        resp.asked = True
+
+    def _count_attempt(self, goal: Goal, node: Node, resp: AgentRunResponse) -> bool:
+        """Count a run of a step; the paper's limit: a 4th run without progress ends the goal."""
+        n = goal.attempts.get(node.id, 0) + 1
+        if n > MAX_ATTEMPTS:
+            resp.decisions.append(f"{node.label!r} ran {MAX_ATTEMPTS} times without progress: ending gracefully")
+            self._end(goal, None, resp, "failed", GRACEFUL_END)
+            return False
+        goal.attempts[node.id] = n
+        return True
+
+    def _asker_for(self, sop: Sop, slot: str) -> Node | None:
+        for nid in _linear_order(sop):
+            node = sop.nodes[nid]
+            if node.asks and any(p.name == slot for p in node.fills):
+                return node
+        return None
+
+    def _args(self, goal: Goal, node: Node, prefs: PreferenceSummary) -> dict[str, Any]:
+        if node.arg_map:
+            args = {}
+            for k, src in node.arg_map.items():
+                args[k] = goal.slots.get(src[len("context."):]) if src.startswith("context.") else src
+        else:
+            args = {p.name: goal.slots[p.name] for p in node.params if goal.slots.get(p.name) not in (None, "")}
+        accepted = self.env.tool_params.get(node.tool, set())
+        if "exclude_brands" in accepted and prefs.disliked_brands and "brand" not in args:
+            args["exclude_brands"] = list(prefs.disliked_brands)
+        if "prefer_brands" in accepted and prefs.preferred_brands:
+            args["prefer_brands"] = list(prefs.preferred_brands)
+        features = list(goal.slots.get("features") or []) + [f for f in prefs.preferred_features]
+        if "features" in accepted and features:
+            args["features"] = list(dict.fromkeys(features))
+        if "in_stock" in accepted:
+            args.setdefault("in_stock", True)
+        return args
+
+    # ------------------------------------------------------------------ tool results
+    def _apply_results(self, goal: Goal, sop: Sop, req: AgentRunRequest, resp: AgentRunResponse) -> None:
+        for call in req.tool_results:
+            node = sop.node(goal.step)
+            if node is None:
+                return
+            if call.ok:
+                goal.memory.append(MemoryEntry(action=node.label, observation=call.result, feedback="success",
+                                               turn=req.turn))
+                goal.attempts.pop(node.id, None)
+                if sop.format == "json":
+                    goal.slots[node.result_key] = call.result
+                if "message_to_user" in node.kinds:
+                    msg = self._message(goal, node, req.preferences)
+                    if msg:
+                        resp.messages.append(msg)
+                goal.step = node.next
+                continue
+            goal.memory.append(MemoryEntry(action=node.label, observation=call.error, feedback="fail",
+                                           turn=req.turn))
+            self._on_failure(goal, sop, node, call, resp)
+
+    def _on_failure(self, goal: Goal, sop: Sop, node: Node, call: ToolCall, resp: AgentRunResponse) -> None:
+        """Paper §3: invalid input -> back to the ask that filled it; other errors -> retry at once."""
+        if call.error_kind == "denied":
+            resp.decisions.append(f"{call.tool} denied for agent {self.name}: ending gracefully")
+            self._end(goal, None, resp, "failed", "Sorry, I'm not able to do that here.")
+            return
+        if call.error_kind == "invalid_input":
+            params = [p.name for p in node.params]
+            asker = next((a for p in params if (a := self._asker_for(sop, p)) is not None), None)
+            if asker is not None:
+                for p in asker.fills:
+                    goal.slots.pop(p.name, None)
+                resp.decisions.append(f"{call.tool} said the input is invalid: back to {asker.label!r}")
+                resp.messages.append(f"That didn't work: {call.error}.")
+                goal.step = asker.id
+                return
+        resp.decisions.append(f"{call.tool} failed ({call.error_kind}): retrying {node.label!r}")
+        # goal.step stays on the node: the loop runs it again (counted by _count_attempt)
+
+    # ------------------------------------------------------------------ messages
+    def _message(self, goal: Goal, node: Node, prefs: PreferenceSummary) -> str:
+        from core.brains.rule import fill_template
+
+        obs = goal.memory[-1].observation if goal.memory else None
+        short = prefs.communication_style == "short"
+        if render.is_item_list(obs):
+            goal.slots["candidates"] = [_compact(i) for i in obs[: 1 if short else 3]]
+            return render.render_items(obs, self.env.currency, short=short)
+        if render.is_kb_hits(obs):
+            goal.slots["kb_refs"] = [h.get("ref") for h in obs]
+            goal.slots["answer_sent"] = True
+            return render.render_fix(obs[0], str(goal.slots.get("device_model") or ""), short=short)
+        values = dict(goal.slots)
+        if isinstance(obs, dict):
+            values = {**obs, **values}
+        text = fill_template(node.message, values) if node.message else ""
+        if isinstance(obs, dict) and "api_call" in node.kinds and not node.message:
+            text = render.render_record(obs)
+        return text
+
+    def _end(self, goal: Goal, node: Node | None, resp: AgentRunResponse, outcome: str, message: str = "") -> None:
+        from core.brains.rule import fill_template
+
+        if node is not None and node.message:
+            message = fill_template(node.message, goal.slots)
+        if message:
+            resp.messages.append(message)
+        if resp.messages:
+            resp.messages[-1] = render.strip_help_offer(resp.messages[-1]) or resp.messages[-1]
+        resp.done = True
+        resp.outcome = outcome
+        goal.updated_at = utcnow()
+
+    def _refresh_missing(self, goal: Goal, sop: Sop) -> None:
+        """Missing = required params of the next api_call not yet known, plus the pending ask's slots."""
+        missing: list[str] = []
+        pending = sop.node(goal.pending)
+        if pending is not None:
+            missing += [p.name for p in pending.fills if goal.slots.get(p.name) in (None, "")]
+        api = _next_api(sop, goal.pending or goal.step)
+        if api is not None:
+            missing += [p.name for p in api.params if not p.optional and goal.slots.get(p.name) in (None, "")
+                        and p.name not in missing]
+        goal.missing = missing if goal.pending else []
+        if not goal.pending:
+            goal.next_question = ""
+
+
+def _compact(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: item[k] for k in ("sku", "name", "brand", "price", "stock") if k in item}
+
+
+def _linear_order(sop: Sop) -> list[str]:
+    """Nodes in a depth-first order from the start (a stable reading order of the flow)."""
+    order: list[str] = []
+    todo = [sop.start]
+    while todo:
+        nid = todo.pop(0)
+        if nid in order or nid not in sop.nodes:
+            continue
+        order.append(nid)
+        todo = sop.nodes[nid].targets() + todo
+    return order
+
+
+def _next_api(sop: Sop, start: str | None) -> Node | None:
+    seen: set[str] = set()
+    nid = start
+    while nid and nid not in seen and nid in sop.nodes:
+        seen.add(nid)
+        node = sop.nodes[nid]
+        if "api_call" in node.kinds:
+            return node
+        if node.kind != "action":
+            return None
+        nid = node.next
+    return None

@@ -1,0 +1,240 @@
+"""The rule brain: offline interpretation from embeddings, workspace vocabulary and general language."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from core import text as T
+from core.brains.base import Perception
+from core.retrieval import CachedEmbedder
+from core.sop.graph import Node, Sop
+
+NEGATION = re.compile(r"\b(not|no|never|none|nothing|without|doesn't|does not|don't|do not|isn't|is not|can't|"
+                      r"cannot|can not|hasn't|has not|haven't|fails?|failed|unable)\b", re.I)
+COMPARATORS = [
+    (re.compile(r"(less than or equal to|at most|no more than|up to|within|<=|≤)\s*(\d+(?:\.\d+)?)"), "<="),
+    (re.compile(r"(greater than or equal to|at least|no less than|>=|≥)\s*(\d+(?:\.\d+)?)"), ">="),
+    (re.compile(r"(less than|under|below|fewer than|<)\s*(\d+(?:\.\d+)?)"), "<"),
+    (re.compile(r"(more than|greater than|over|above|exceeds|>)\s*(\d+(?:\.\d+)?)"), ">"),
+    (re.compile(r"(equal to|equals|exactly|=)\s*(\d+(?:\.\d+)?)"), "=="),
+]
+FILLER = re.compile(r"^(it'?s|it is|its|the status is|status is|the result is|result is|they are|it was|"
+                    r"the answer is|answer is|user says|user said|customer says)\s+", re.I)
+FALSEY_STRINGS = {"no", "false", "none", "not found", "n", "0", "fail", "failed", "unavailable", "ineligible"}
+
+
+class RuleBrain:
+    """Deterministic interpretation; vocabulary comes from the workspace."""
+
+    def __init__(self, embedder: CachedEmbedder, sops: list[Sop]) -> None:
+        self.embedder = embedder
+        self._sop_ids: list[str] = []
+        texts: list[str] = []
+        for sop in sops:
+            for trig in [sop.title, *sop.triggers]:
+                if trig.strip():
+                    self._sop_ids.append(sop.id)
+                    texts.append(trig)
+        self._vectors = embedder.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
+
+    # ------------------------------------------------------------ perception
+    def perceive(self, text: str, sops: list[Sop], *, need_intents: bool = True) -> Perception:
+        p = Perception(text=text, question=T.is_question(text), cancel=T.is_cancel(text),
+                       greeting=T.is_greeting(text), thanks=T.is_thanks(text),
+                       correction=bool(T.CORRECTION.search(text)), go_back=bool(T.GO_BACK.search(text)))
+        if need_intents and len(self._sop_ids) and T.tokens(text):
+            q = self.embedder.embed([text])[0]
+            scores = self._vectors @ q
+            best: dict[str, float] = {}
+            for sid, s in zip(self._sop_ids, scores, strict=True):
+                best[sid] = max(best.get(sid, -1.0), float(s))
+            p.intents = sorted(best.items(), key=lambda kv: -kv[1])
+            p.embedded = True
+        return p
+
+    # ------------------------------------------------------------ branch decisions
+    def branch(self, condition: str, observation: Any) -> bool:
+        cond = FILLER.sub("", condition.strip().lower())
+        negated = bool(NEGATION.search(cond))
+        core = NEGATION.sub(" ", cond)
+        numeric = self._numeric(cond, observation)
+        if numeric is not None:
+            return numeric
+        values = _scalar_values(observation)
+        matched = self._value_match(core, observation, values)
+        if matched is not None:
+            return matched != negated if matched else (negated and not _looks_like_values(core, values))
+        return _truthy(observation) != negated
+
+    @staticmethod
+    def _numeric(cond: str, observation: Any) -> bool | None:
+        for pattern, op in COMPARATORS:
+            m = pattern.search(cond)
+            if not m:
+                continue
+            limit = float(m.group(2))
+            value = _observed_number(cond, observation)
+            if value is None:
+                return None
+            return {"<=": value <= limit, ">=": value >= limit, "<": value < limit, ">": value > limit,
+                    "==": value == limit}[op]
+        return None
+
+    @staticmethod
+    def _value_match(core: str, observation: Any, values: list[str]) -> bool | None:
+        if not values:
+            return None
+        field_match = _field_condition(core, observation)
+        if field_match is not None:
+            return field_match
+        alts = [a.strip(" .") for a in re.split(r",|\bor\b|/", core) if a.strip(" .")]
+        for alt in alts:
+            alt_n = _norm(alt)
+            for v in values:
+                vn = _norm(v)
+                if vn and (alt_n == vn or re.search(rf"\b{re.escape(vn)}\b", alt_n)):
+                    return True
+        return False if _looks_like_values(core, values) else None
+
+    # ------------------------------------------------------------ questions
+    def question(self, node: Node, slots: dict[str, Any]) -> str:
+        if node.message:
+            return fill_template(node.message, slots)
+        return question_from_action(node.gar.action if node.gar else node.text, node.expects)
+
+
+def _norm(s: str) -> str:
+    return " ".join(T.words(s.replace("_", " ").replace("-", " ")))
+
+
+def _scalar_values(obs: Any) -> list[str]:
+    if isinstance(obs, str | int | float) and not isinstance(obs, bool):
+        return [str(obs)]
+    if isinstance(obs, dict):
+        return [str(v) for v in obs.values() if isinstance(v, str | int | float) and not isinstance(v, bool)]
+    return []
+
+
+def _looks_like_values(core: str, values: list[str]) -> bool:
+    """Whether a condition names values (short alternatives) rather than a yes/no property."""
+    if not any(re.search(r"[a-z]", v.lower()) for v in values):
+        return False
+    alts = [a for a in re.split(r",|\bor\b", core) if a.strip()]
+    return all(len(T.words(a)) <= 3 for a in alts) and not re.search(r"\b(found|exists?|available|has|have|yes|"
+                                                                     r"can|could|chose|selected|valid)\b", core)
+
+
+def _field_condition(core: str, obs: Any) -> bool | None:
+    """'block reason is seller state change' against {'block_reason': 'seller state change'}."""
+    if not isinstance(obs, dict):
+        return None
+    m = re.match(r"^(?:the\s+)?(.+?)\s+(?:is|are|was|equals)\s+(.+)$", core.strip())
+    if not m:
+        return None
+    key_words = set(T.words(m.group(1)))
+    for key, value in obs.items():
+        if key_words and key_words <= set(T.words(str(key).replace("_", " "))):
+            alts = [a.strip() for a in re.split(r",|\bor\b", m.group(2)) if a.strip()]
+            return any(_norm(a) == _norm(str(value)) for a in alts)
+    return None
+
+
+def _observed_number(cond: str, obs: Any) -> float | None:
+    if isinstance(obs, int | float) and not isinstance(obs, bool):
+        return float(obs)
+    if isinstance(obs, str):
+        nums = T.amounts(obs)
+        return nums[0].value if nums else None
+    if isinstance(obs, dict):
+        cond_words = set(T.words(cond))
+        numeric = [(k, v) for k, v in obs.items() if isinstance(v, int | float) and not isinstance(v, bool)]
+        for k, v in numeric:
+            if set(T.words(str(k).replace("_", " "))) & cond_words:
+                return float(v)
+        if numeric:
+            return float(numeric[0][1])
+    return None
+
+
+def _truthy(obs: Any) -> bool:
+    if isinstance(obs, bool):
+        return obs
+    if obs is None:
+        return False
+    if isinstance(obs, int | float):
+        return obs != 0
+    if isinstance(obs, str):
+        return obs.strip().lower() not in FALSEY_STRINGS and bool(obs.strip())
+    if isinstance(obs, list):
+        return len(obs) > 0
+    if isinstance(obs, dict):
+        bools = [v for v in obs.values() if isinstance(v, bool)]
+        if bools:
+            return bools[0]
+        if len(obs) == 1:
+            return _truthy(next(iter(obs.values())))
+        return bool(obs)
+    return bool(obs)
+
+
+PLACEHOLDER = re.compile(r"\{(?:context\.)?([\w.]+)\}")
+
+
+def fill_template(template: str, values: dict[str, Any]) -> str:
+    """Replace ``{context.key}`` / ``{key}`` placeholders; unknown keys stay visible as-is."""
+    from core.sop.expr import lookup
+
+    def sub(m: re.Match[str]) -> str:
+        val = lookup(values, m.group(1))
+        return m.group(0) if val is None else str(val)
+
+    return PLACEHOLDER.sub(sub, template)
+
+
+ASK_FORMS = [
+    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?(?:to provide|to give|to share|to enter|for) (.+)$",
+                re.I), "Could you please tell me {x}?"),
+    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?to (.+)$", re.I), "Could you please {x}?"),
+    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?(?:if|whether) (.+)$", re.I),
+     "Could you tell me whether {x}?"),
+    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?about (.+)$", re.I), "Could you tell me about {x}?"),
+    (re.compile(r"^(?:send otp and )?ask (?:the )?(?:user|customer|seller|them)? ?(?:for )?(.+)$", re.I),
+     "Could you please tell me {x}?"),
+]
+
+
+def question_from_action(action: str, expects: str) -> str:
+    """A natural question built from an ask action and what a valid answer is."""
+    x = ""
+    form = "Could you please tell me {x}?"
+    for pattern, template in ASK_FORMS:
+        m = pattern.match(action.strip())
+        if m:
+            x, form = m.group(1), template
+            break
+    if not x:
+        x = action
+    x = _second_person(x)
+    q = form.format(x=x)
+    hint = expects.strip()
+    if re.search(r"\b(yes or no|yes/no)\b", hint, re.I):
+        q += " (yes or no)"
+    elif re.search(r"\b(e\.g\.|for example|like|digit)", hint, re.I):
+        q += f" ({hint[0].lower() + hint[1:]})"
+    return q
+
+
+def _second_person(phrase: str) -> str:
+    p = phrase.strip()
+    p = re.sub(r"\b(they|he|she)\b (have|has)\b", "you have", p, flags=re.I)
+    p = re.sub(r"\b(they|he|she)\b (want|wants)\b", "you want", p, flags=re.I)
+    p = re.sub(r"\b(they|he|she)\b", "you", p, flags=re.I)
+    p = re.sub(r"\b(their|his|her)\b", "your", p, flags=re.I)
+    if not re.match(r"^(the|your|a|an|which|what|how|one|any|to)\b", p, re.I) and not p.lower().startswith("you"):
+        verbs = ("describe", "choose", "pick", "confirm", "select", "enter", "provide", "share", "give", "send")
+        if not p.lower().startswith(verbs):
+            p = "your " + p
+    return re.sub(r"^the\b", "your", p, flags=re.I)

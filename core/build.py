@@ -1,0 +1,160 @@
+"""Assemble an orchestrator from a workspace folder."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.agents import AgentEnv, SpecialistAgent
+from core.brains.rule import RuleBrain
+from core.errors import UserInputError
+from core.gar import GarIndex
+from core.memory import LocalPreferenceMemory, PreferenceMemory
+from core.orchestrator import Orchestrator, Settings
+from core.problems import Problem
+from core.retrieval import CachedEmbedder, shared_model
+from core.slots import SlotType, Vocabulary, infer_type
+from core.sop import Sop, load_sops
+from core.store import StateStore, open_state_store
+from core.tools.builtin_math import MathTool
+from core.tools.declared import build_declared
+from core.tools.gateway import ToolGateway
+from core.tools.inventory import Catalog, InventoryTool, load_catalog
+from core.tools.kb import KnowledgeBase, KnowledgeBaseTool
+from core.workspace import WorkspaceFiles, load_workspace_files, raise_on_errors
+from core.errors import WorkspaceError
+
+
+@dataclass
+class Workspace:
+    """A loaded workspace: files, compiled SOPs, tools and vocabulary."""
+
+    files: WorkspaceFiles
+    sops: list[Sop]
+    tools: dict[str, Any]
+    catalog: Catalog | None
+    kb: KnowledgeBase | None
+    vocab: Vocabulary
+    embedder: CachedEmbedder
+    problems: list[Problem]
+
+
+def embedder_for(root: Path) -> CachedEmbedder:
+    """The shared model with this workspace's on-disk embedding cache."""
+    return CachedEmbedder(shared_model(), root / ".state" / "embeddings.sqlite")
+
+
+def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None) -> Workspace:
+    """Load and compile everything in a workspace, collecting problems instead of stopping at the first."""
+    files = load_workspace_files(root)
+    problems = list(files.problems)
+    emb = embedder or embedder_for(files.root)
+    gar = GarIndex(files.gar, emb)
+    sops, sop_problems = load_sops(files.sop_files(), gar)
+    problems += sop_problems
+    for text, (action, score) in gar.similarity_matches.items():
+        problems.append(Problem("sops", 0, "warning", f"step {text!r} matched GAR action {action!r} by "
+                                                      f"similarity {score:.2f}"))
+    tools: dict[str, Any] = {"math.evaluate": MathTool()}
+    catalog = None
+    if files.config.inventory is not None:
+        try:
+            catalog, inv_problems = load_catalog(files.config.inventory, files.root)
+            problems += inv_problems
+            tools["inventory.query"] = InventoryTool(catalog)
+        except WorkspaceError as exc:
+            loc = exc.location
+            problems.append(Problem(loc.file if loc else "inventory", loc.line if loc else 0, "error", exc.message))
+    kb = None
+    if files.kb_files():
+        kb = KnowledgeBase(files.kb_files(), files.root, emb,
+                           float(files.config.settings.get("kb_min_score", 0.30)))
+        problems += kb.problems
+        tools["knowledge_base.search"] = KnowledgeBaseTool(kb)
+    for decl in files.config.tools.values():
+        try:
+            tools[decl.name] = build_declared(decl, files.root)
+        except WorkspaceError as exc:
+            problems.append(Problem("store.yaml", decl.line, "error", exc.message))
+    problems += _cross_checks(files, sops, tools)
+    vocab = Vocabulary(catalog.categories if catalog else [], catalog.brands if catalog else [],
+                       sorted(catalog.feature_words()) if catalog else [])
+    return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems)
+
+
+def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
+    out: list[Problem] = []
+    for row in files.gar:
+        if row.api and row.api not in tools:
+            out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: unknown tool {row.api!r}"))
+    for name, agent in files.config.agents.items():
+        for tool in agent.tools:
+            if tool not in tools:
+                out.append(Problem("store.yaml", 0, "warning", f"agent {name!r} lists unknown tool {tool!r}"))
+    for sop in sops:
+        agent = files.config.agent_for(sop.id, sop.agent)
+        if agent is None:
+            out.append(Problem(sop.file, 1, "error", f"no agent owns {sop.id!r} (set 'agent' or add a goals "
+                                                     "pattern in store.yaml)"))
+            continue
+        for node in sop.nodes.values():
+            if node.tool and node.tool not in tools:
+                out.append(Problem(sop.file, node.line, "error", f"step {node.label!r} uses unknown tool {node.tool!r}"))
+            elif node.tool and node.tool not in agent.tools:
+                out.append(Problem(sop.file, node.line, "error", f"agent {agent.name!r} may not call {node.tool!r} "
+                                                                 "(add it to its tools in store.yaml)"))
+        if not sop.triggers:
+            out.append(Problem(sop.file, 1, "warning", "no triggers: customers can only reach this SOP by its title"))
+    return out
+
+
+def slot_types(sops: list[Sop], vocab: Vocabulary) -> dict[str, dict[str, SlotType]]:
+    """Each SOP's slot types, inferred from names and GAR/SOP text."""
+    out: dict[str, dict[str, SlotType]] = {}
+    for sop in sops:
+        types: dict[str, SlotType] = {}
+        for node in sop.nodes.values():
+            for p in node.fills:
+                types.setdefault(p.name, infer_type(p.name, node.expects or node.text, vocab))
+            for p in node.params:
+                types.setdefault(p.name, infer_type(p.name, "", vocab))
+        out[sop.id] = types
+    return out
+
+
+def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state_url: str | None = None,
+                       memory: PreferenceMemory | None = None, store: StateStore | None = None,
+                       embedder: CachedEmbedder | None = None, loaded: Workspace | None = None) -> Orchestrator:
+    """Build an orchestrator for a workspace; settings come from the environment unless passed.
+
+    Raises:
+        WorkspaceError: when the workspace has errors (``python -m core lint`` lists them all).
+    """
+    ws = loaded or load_workspace(workspace, embedder)
+    raise_on_errors(ws.problems)
+    chosen = brain or os.environ.get("SOP_BRAIN") or "rule"
+    if chosen != "rule":
+        raise UserInputError(f"brain {chosen!r} is not available in this build; use 'rule'")
+    cfg = ws.files.config
+    settings = Settings(max_steps_per_turn=int(cfg.settings.get("max_steps_per_turn", 8)),
+                        intent_threshold=float(cfg.settings.get("intent_threshold", 0.5)),
+                        tool_timeout_s=float(cfg.settings.get("tool_timeout_s", 5.0)))
+    state_dir = ws.files.state_dir()
+    url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
+    st = store or open_state_store(url)
+    mem = memory or LocalPreferenceMemory(state_dir / "preferences.sqlite")
+    rule = RuleBrain(ws.embedder, ws.sops)
+    env = AgentEnv(rule, slot_types(ws.sops, ws.vocab), cfg.currency, settings.max_steps_per_turn,
+                   {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()})
+    agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
+    sop_agent = {}
+    for sop in ws.sops:
+        decl = cfg.agent_for(sop.id, sop.agent)
+        if decl is not None:
+            sop_agent[sop.id] = decl.name
+    gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
+    return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=rule,
+                        gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
+                        settings=settings, store_name=cfg.name)

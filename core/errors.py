@@ -1,0 +1,76 @@
+"""One error tree for the engine.
+
+    SopError
+    ├── UserInputError          a user's file or setting is wrong (carries file, line, column)
+    │   ├── WorkspaceError      store.yaml, gar.csv, inventory or KB cannot be used
+    │   └── SopSyntaxError      an SOP file cannot be compiled
+    ├── ToolError               a tool failed (carries kind: invalid_input | failure | timeout | denied)
+    ├── StateConflictError      optimistic-lock conflict: someone saved a newer version
+    └── EngineError             the engine itself misbehaved (a bug, never the user's fault)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SopError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+@dataclass
+class Location:
+    """Where in a user's file a problem is."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line:
+            where += f":{self.line}"
+            if self.column:
+                where += f":{self.column}"
+        return where
+
+
+class UserInputError(SopError):
+    """A user's file or setting is wrong; the message says what and where."""
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}" if location else message)
+
+
+class WorkspaceError(UserInputError):
+    """A workspace file (store.yaml, gar.csv, inventory, KB) cannot be used."""
+
+
+class SopSyntaxError(UserInputError):
+    """An SOP file cannot be compiled."""
+
+
+class ToolError(SopError):
+    """A tool call failed. ``kind`` is one of invalid_input, failure, timeout, denied."""
+
+    def __init__(self, message: str, kind: str = "failure") -> None:
+        self.kind = kind
+        super().__init__(message)
+
+
+class StateConflictError(SopError):
+    """A save lost the optimistic-locking race: the stored version is newer."""
+
+    def __init__(self, session_id: str, expected: int, found: int | None) -> None:
+        self.session_id = session_id
+        self.expected = expected
+        self.found = found
+        super().__init__(
+            f"session {session_id!r}: expected stored version {expected}, found {found}"
+        )
+
+
+class EngineError(SopError):
+    """The engine reached a state it should never reach."""

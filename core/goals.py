@@ -1,0 +1,95 @@
+"""Goal and stack operations on SessionState (the PRD's SuspendAndActivate / MarkGoalDone / ResumePrevious)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.models import Goal, GoalStatus, SessionState, utcnow
+
+
+class GoalOps:
+    """Pure state transitions on one SessionState, each recorded for the trace."""
+
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+        self.ops: list[dict[str, Any]] = []
+
+    def _log(self, op: str, goal: Goal | None, **extra: Any) -> None:
+        self.ops.append({"op": op, "goal": goal.type if goal else None, "goal_id": goal.id if goal else None,
+                         "stack": [self.state.goals[g].type for g in self.state.goal_stack], **extra})
+
+    def new_goal(self, goal_type: str, priority: int) -> Goal:
+        """Create a goal (not yet scheduled)."""
+        n = len(self.state.goals) + 1
+        goal = Goal(id=f"g{n}", type=goal_type, priority=priority)
+        self.state.goals[goal.id] = goal
+        return goal
+
+    def activate(self, goal: Goal) -> None:
+        """Make a goal active when nothing is active."""
+        self.state.active_goal_id = goal.id
+        goal.status = GoalStatus.ACTIVE
+        self._log("activate", goal)
+
+    def suspend_and_activate(self, goal: Goal) -> None:
+        """Push the active goal on the stack (suspended) and activate ``goal``."""
+        current = self.state.active_goal
+        if current is not None:
+            current.status = GoalStatus.SUSPENDED
+            current.updated_at = utcnow()
+            self.state.goal_stack.append(current.id)
+            self._log("push", current, reason="interrupted")
+        self.state.active_goal_id = goal.id
+        goal.status = GoalStatus.ACTIVE
+        self._log("suspend_and_activate", goal)
+
+    def defer(self, goal: Goal) -> None:
+        """Push a new goal of equal or lower priority, suspended, to run when the active one is done.
+
+        It goes under goals that are already waiting of a higher priority, so the
+        order of resumption follows priority.
+        """
+        goal.status = GoalStatus.SUSPENDED
+        self.state.goal_stack.insert(self._defer_index(goal), goal.id)
+        self._log("push", goal, reason="deferred")
+
+    def _defer_index(self, goal: Goal) -> int:
+        stack = self.state.goal_stack
+        i = len(stack)
+        while i > 0 and self.state.goals[stack[i - 1]].priority > goal.priority:
+            i -= 1
+        return i
+
+    def mark_done(self, outcome: str) -> Goal | None:
+        """MarkGoalDone for the active goal, then ResumePrevious; returns the resumed goal."""
+        current = self.state.active_goal
+        if current is not None:
+            current.status = GoalStatus.DONE
+            current.outcome = outcome
+            current.pending = None
+            current.missing = []
+            current.next_question = ""
+            current.updated_at = utcnow()
+            self._log("done", current, outcome=outcome)
+        self.state.active_goal_id = None
+        return self.resume_previous()
+
+    def resume_previous(self) -> Goal | None:
+        """Pop the top of the stack and make it active again."""
+        if not self.state.goal_stack:
+            return None
+        gid = self.state.goal_stack.pop()
+        goal = self.state.goals[gid]
+        goal.status = GoalStatus.BLOCKED if goal.pending else GoalStatus.ACTIVE
+        goal.updated_at = utcnow()
+        self.state.active_goal_id = gid
+        self._log("pop", goal, reason="resume")
+        return goal
+
+    def bring_forward(self, goal: Goal) -> None:
+        """A suspended goal the customer returns to: take it off the stack and make it active."""
+        self.state.goal_stack.remove(goal.id)
+        self._log("pop", goal, reason="customer returned to it")
+        self.suspend_and_activate(goal)
+        if goal.pending:
+            goal.status = GoalStatus.BLOCKED

@@ -1,0 +1,123 @@
+"""Typed state: SessionState, Goal, execution memory, and the turn trace."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = 1
+
+
+def utcnow() -> datetime:
+    """The current time in UTC (timezone-aware)."""
+    return datetime.now(UTC)
+
+
+class GoalStatus(StrEnum):
+    """The PRD's goal statuses."""
+
+    ACTIVE = "active"
+    BLOCKED = "blocked"
+    SUSPENDED = "suspended"
+    DONE = "done"
+
+
+class MemoryEntry(BaseModel):
+    """One entry of the paper's execution memory."""
+
+    action: str
+    observation: Any = None
+    feedback: Literal["success", "fail"] = "success"
+    turn: int = 0
+
+
+class Goal(BaseModel):
+    """One running SOP for one customer."""
+
+    id: str
+    type: str
+    status: GoalStatus = GoalStatus.ACTIVE
+    priority: int = 1
+    slots: dict[str, Any] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)
+    next_question: str = ""
+    step: str | None = None
+    pending: str | None = None
+    memory: list[MemoryEntry] = Field(default_factory=list)
+    attempts: dict[str, int] = Field(default_factory=dict)
+    outcome: str = ""
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class Message(BaseModel):
+    """One chat message kept in the session for references and the inspector."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    turn: int
+
+
+class SessionState(BaseModel):
+    """The single source of truth for one conversation (PRD §4.1)."""
+
+    schema_version: int = SCHEMA_VERSION
+    session_id: str
+    workspace_id: str = ""
+    customer_id: str = ""
+    channel_type: str = "chat"
+    version: int = 0
+    turn: int = 0
+    active_goal_id: str | None = None
+    goal_stack: list[str] = Field(default_factory=list)
+    goals: dict[str, Goal] = Field(default_factory=dict)
+    history: list[Message] = Field(default_factory=list)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def active_goal(self) -> Goal | None:
+        """The active goal, or None."""
+        return self.goals.get(self.active_goal_id) if self.active_goal_id else None
+
+    def latest_goal(self, goal_type: str) -> Goal | None:
+        """The most recently created goal of a type."""
+        found = [g for g in self.goals.values() if g.type == goal_type]
+        return found[-1] if found else None
+
+
+class ToolCall(BaseModel):
+    """A tool call as traced."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    ok: bool = True
+    result: Any = None
+    error: str = ""
+    error_kind: str = ""
+    latency_ms: float = 0.0
+    agent: str = ""
+    scripted: bool = False
+    reused: bool = False
+
+
+class Trace(BaseModel):
+    """Everything the engine decided in one turn."""
+
+    session_id: str
+    turn: int
+    user: str
+    reply: str = ""
+    perception: dict[str, Any] = Field(default_factory=dict)
+    decisions: list[str] = Field(default_factory=list)
+    stack_ops: list[dict[str, Any]] = Field(default_factory=list)
+    actions: list[str] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    denied: list[dict[str, Any]] = Field(default_factory=list)
+    memory: dict[str, Any] = Field(default_factory=dict)
+    grounding: dict[str, Any] = Field(default_factory=dict)
+    llm: list[dict[str, Any]] = Field(default_factory=list)
+    attempts: int = 1
+    latency_ms: float = 0.0
+    started_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,519 @@
+"""The orchestrator: loads state, perceives, schedules goals, runs agents, executes tools, commits."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import render
+from core import text as T
+from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
+from core.brains.base import Brain, Perception
+from core.errors import StateConflictError
+from core.goals import GoalOps
+from core.grounding import allowed_numbers, ungrounded
+from core.memory.base import PreferenceMemory, PreferenceSummary, PreferenceUpdate
+from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
+from core.preferences import extract_preferences
+from core.slots import Vocabulary, find_vocab, resolve_reference
+from core.sop.graph import Sop
+from core.store.base import StateStore
+from core.tools.gateway import ToolGateway, ToolScript
+
+MAX_CONFLICT_RETRIES = 3
+HISTORY_LIMIT = 40
+INTENT_MARGIN = 0.05
+KB_TOOL = "knowledge_base.search"
+INVENTORY_TOOL = "inventory.query"
+
+
+@dataclass
+class Settings:
+    """Engine settings (store.yaml ``settings`` may override them)."""
+
+    max_steps_per_turn: int = 8
+    intent_threshold: float = 0.5
+    tool_timeout_s: float = 5.0
+
+
+@dataclass
+class Turn:
+    """Working data of one turn attempt."""
+
+    state: SessionState
+    trace: Trace
+    ops: GoalOps
+    prefs: PreferenceSummary
+    perception: Perception
+    script: ToolScript | None
+    cache: dict[str, list[ToolCall]]
+    messages: list[str] = field(default_factory=list)
+
+
+class Orchestrator:
+    """The only component that loads/saves state, manages goals and executes tools."""
+
+    def __init__(self, *, workspace_id: str, sops: list[Sop], agents: dict[str, SpecialistAgent],
+                 sop_agent: dict[str, str], brain: Brain, gateway: ToolGateway, store: StateStore,
+                 memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
+                 store_name: str = "") -> None:
+        self.workspace_id = workspace_id
+        self.sops = {s.id: s for s in sops}
+        self.agents = agents
+        self.sop_agent = sop_agent
+        self.brain = brain
+        self.gateway = gateway
+        self.store = store
+        self.memory = memory
+        self.vocab = vocab
+        self.currency = currency
+        self.settings = settings
+        self.store_name = store_name
+        self._sop_text_numbers = allowed_numbers([s.source for s in sops])
+
+    # ------------------------------------------------------------------ public API
+    def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
+                       script: ToolScript | None = None) -> str:
+        """Run one turn and return the reply (ARCHITECTURE.md §3)."""
+        started = time.perf_counter()
+        text = _sanitise(text)
+        cache: dict[str, list[ToolCall]] = {}
+        for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
+            turn = self._attempt(session_id, text, customer_id, script, cache)
+            turn.trace.attempts = attempt
+            turn.trace.latency_ms = round((time.perf_counter() - started) * 1000, 2)
+            expected = turn.state.version
+            turn.state.version += 1
+            try:
+                self.store.save(turn.state, expected, turn.trace)
+            except StateConflictError:
+                if attempt > MAX_CONFLICT_RETRIES:
+                    raise
+                continue
+            self._write_preferences(turn, text)
+            return turn.trace.reply
+        raise AssertionError("unreachable")
+
+    def load_state(self, session_id: str) -> SessionState | None:
+        """The saved SessionState of a session (None if unknown)."""
+        return self.store.load(session_id)
+
+    def last_trace(self, session_id: str) -> dict[str, Any] | None:
+        """The trace of the latest committed turn."""
+        return self.store.last_trace(session_id)
+
+    def preferences(self, customer_id: str) -> dict[str, Any]:
+        """The preference summary agents receive."""
+        return self.memory.summary(customer_id).model_dump()
+
+    # ------------------------------------------------------------------ one attempt
+    def _attempt(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
+                 cache: dict[str, list[ToolCall]]) -> Turn:
+        state = self.store.load(session_id) or SessionState(session_id=session_id, workspace_id=self.workspace_id,
+                                                            customer_id=customer_id or "")
+        if customer_id and not state.customer_id:
+            state.customer_id = customer_id
+        state.turn += 1
+        cust = self._customer(state)
+        prefs = self._safe_summary(cust)
+        update = extract_preferences(text, self.vocab)
+        prefs = _merge_summary(prefs, update)
+        trace = Trace(session_id=session_id, turn=state.turn, user=text)
+        trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump()}
+        active = state.active_goal
+        need_intents = not self._clear_answer(active, text)
+        perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
+        trace.perception = perception.as_dict()
+        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache)
+        state.history.append(Message(role="user", text=text, turn=state.turn))
+        self._route(t)
+        reply = self._finish_reply(t)
+        state.history.append(Message(role="assistant", text=reply, turn=state.turn))
+        state.history = state.history[-HISTORY_LIMIT:]
+        state.updated_at = utcnow()
+        trace.reply = reply
+        trace.stack_ops = t.ops.ops
+        return t
+
+    def _customer(self, state: SessionState) -> str:
+        return state.customer_id or f"session:{state.session_id}"
+
+    def _safe_summary(self, customer_id: str) -> PreferenceSummary:
+        try:
+            return self.memory.summary(customer_id)
+        except Exception:  # noqa: BLE001 - a memory outage never breaks a turn
+            return PreferenceSummary()
+
+    def _clear_answer(self, goal: Goal | None, text: str) -> bool:
+        """A short reply that is plainly an answer to the pending ask needs no intent embedding."""
+        if goal is None or not goal.pending or len(T.words(text)) > 4 or T.is_question(text):
+            return False
+        sop = self.sops.get(goal.type)
+        node = sop.node(goal.pending) if sop else None
+        agent = self._agent(goal)
+        if node is None or agent is None:
+            return False
+        from core.slots import extract, validate
+
+        types = agent.types(sop) if sop else {}
+        for p in node.fills:
+            st = types.get(p.name)
+            if st is not None and st.kind != "text":
+                val = extract(st, text, asked=True, candidates=goal.slots.get("candidates"))
+                if validate(st, val) or val is False:
+                    return True
+        return False
+
+    # ------------------------------------------------------------------ routing
+    def _route(self, t: Turn) -> None:
+        p = t.perception
+        active = t.state.active_goal
+        if p.cancel and active is not None:
+            self._cancel(t, active)
+            return
+        target = self._new_intent(t, active)
+        if target is not None:
+            self._start_or_resume(t, target, active)
+            return
+        if active is not None:
+            self._continue(t, active)
+            return
+        self._no_goal(t)
+
+    def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
+        best = t.perception.best_intent(self.settings.intent_threshold)
+        if best is None:
+            return None
+        sop = self.sops[best[0]]
+        if active is None:
+            return sop
+        if sop.id == active.type:
+            return None
+        if best[1] < t.perception.score(active.type) + INTENT_MARGIN:
+            return None
+        agent = self._agent(active)
+        asop = self.sops.get(active.type)
+        if agent and asop and active.pending and self._clear_answer(active, t.perception.text):
+            return None
+        return sop
+
+    def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None) -> None:
+        waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
+        if waiting is not None:
+            t.ops.bring_forward(waiting)
+            t.trace.decisions.append(f"customer returned to {sop.id}")
+            self._volunteered(t, waiting, sop, opening=False)
+            self._run_active(t)
+            return
+        goal = t.ops.new_goal(sop.id, sop.priority)
+        goal.step = sop.start
+        self._volunteered(t, goal, sop, opening=True)
+        t.trace.decisions.append(f"new goal {sop.id} (priority {sop.priority})")
+        if active is None:
+            t.ops.activate(goal)
+        elif goal.priority > active.priority:
+            t.ops.suspend_and_activate(goal)
+            t.trace.decisions.append(f"{sop.id} outranks {active.type}: suspend {active.type}")
+        else:
+            t.ops.defer(goal)
+            t.messages.append(f"Sure, I'll help with {sop.title.lower()} right after this.")
+            self._reprompt(t, active)
+            return
+        self._run_active(t)
+
+    def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool) -> None:
+        agent = self._agent(goal)
+        if agent is None:
+            return
+        found = agent.extract_volunteered(goal, sop, t.perception.text, opening=opening)
+        feats = [f for f in self.vocab.features if f in t.perception.text.lower()]
+        if feats:
+            found["features"] = feats
+        goal.slots.update(found)
+
+    def _continue(self, t: Turn, goal: Goal) -> None:
+        sop = self.sops[goal.type]
+        agent = self._agent(goal)
+        if agent is None:
+            return
+        p = t.perception
+        if goal.pending and p.question and not self._clear_answer(goal, p.text) and not _choice_words(p.text):
+            self._doubt(t, goal, sop)
+            return
+        changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
+        pending = sop.node(goal.pending)
+        pending_slots = {f.name for f in pending.fills} if pending else set()
+        corrections = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
+        accepted = agent.accept_answer(goal, sop, p.text, t.state.turn)
+        if corrections:
+            changed = agent.apply_correction(goal, sop, corrections)
+            if changed:
+                t.trace.decisions.append(f"correction: {', '.join(changed)} updated")
+                accepted = True
+        if accepted is False:
+            self._invalid(t, goal, sop)
+            return
+        self._run_active(t)
+
+    def _invalid(self, t: Turn, goal: Goal, sop: Sop) -> None:
+        node = sop.node(goal.pending)
+        p = t.perception
+        if p.greeting or p.thanks:
+            t.messages.append("Hello!" if p.greeting else "You're welcome!")
+        elif node is not None:
+            expects = node.expects or "an answer to my question"
+            t.messages.append(f"Sorry, I didn't catch that. I need {_article(expects)}.")
+        t.trace.decisions.append("answer did not fit the pending question: asking again")
+        if node is not None:
+            goal.step = node.id
+            goal.pending = None
+        self._run_active(t)
+
+    def _cancel(self, t: Turn, goal: Goal) -> None:
+        sop = self.sops.get(goal.type)
+        title = sop.title.lower() if sop else goal.type
+        t.trace.decisions.append(f"customer cancelled {goal.type}")
+        t.messages.append(f"No problem, I've stopped the {title} request.")
+        resumed = t.ops.mark_done("cancelled")
+        if resumed is not None:
+            self._resume(t, resumed)
+
+    def _resume(self, t: Turn, goal: Goal) -> None:
+        sop = self.sops.get(goal.type)
+        if sop is not None:
+            t.messages.append(f"Now, back to where we were with {sop.title[0].lower() + sop.title[1:]}.")
+        if goal.pending:
+            self._reprompt(t, goal)
+        else:
+            self._run_active(t)
+
+    def _reprompt(self, t: Turn, goal: Goal) -> None:
+        if goal.next_question:
+            t.messages.append(goal.next_question)
+
+    # ------------------------------------------------------------------ doubts and follow-ups
+    def _doubt(self, t: Turn, goal: Goal, sop: Sop) -> None:
+        agent = self._agent(goal)
+        text = t.perception.text
+        if agent is not None and self.gateway.allowed(agent.name, INVENTORY_TOOL) and self._about_items(goal, text):
+            self._item_follow_up(t, goal, agent, text)
+        else:
+            self._kb_answer(t, text, agent_name="orchestrator")
+        t.trace.decisions.append("doubt answered; pending question asked again")
+        self._reprompt(t, goal)
+
+    def _about_items(self, goal: Goal, text: str) -> bool:
+        cands = goal.slots.get("candidates") or []
+        if cands and resolve_reference(text, cands) is not None:
+            return True
+        return bool(find_vocab(text, self.vocab.categories) or find_vocab(text, self.vocab.brands))
+
+    def _item_follow_up(self, t: Turn, goal: Goal, agent: SpecialistAgent, text: str) -> None:
+        cands = goal.slots.get("candidates") or []
+        ref = resolve_reference(text, cands) if cands else None
+        if ref is not None and ref.get("sku"):
+            call = self._call(t, agent.name, INVENTORY_TOOL, {"sku": ref["sku"]})
+            t.trace.actions.append(f"follow-up: {INVENTORY_TOOL}")
+            if call.ok and call.result:
+                item = call.result[0]
+                stock = item.get("stock")
+                avail = (f"Yes, {item['name']} is in stock ({stock} available)" if stock and float(stock) > 0
+                         else f"Sorry, {item['name']} is out of stock right now")
+                price = f" at {T.format_money(float(item['price']), self.currency)}" if "price" in item else ""
+                t.messages.append(f"{avail}{price}.")
+                return
+            t.messages.append("Sorry, I couldn't check that item right now.")
+            return
+        args: dict[str, Any] = {"in_stock": True, "limit": 3}
+        cat = find_vocab(text, self.vocab.categories)
+        brand = find_vocab(text, self.vocab.brands)
+        if cat:
+            args["category"] = cat
+        if brand:
+            args["brand"] = brand
+        call = self._call(t, agent.name, INVENTORY_TOOL, args)
+        if call.ok and call.result:
+            what = (cat or brand or "item").lower()
+            t.messages.append(f"Yes, we have {what} options in stock:\n" +
+                              "\n".join(f"- {render.item_line(i, self.currency)}" for i in call.result))
+        elif call.ok:
+            t.messages.append("Sorry, we don't have that in stock right now.")
+        else:
+            t.messages.append("Sorry, I couldn't check the stock right now.")
+
+    def _kb_answer(self, t: Turn, text: str, agent_name: str) -> None:
+        call = self._call(t, agent_name, KB_TOOL, {"query": text}, system=True)
+        if call.ok and call.result:
+            t.messages.append(render.render_kb_answer(call.result))
+        else:
+            t.messages.append("I'm not sure about that one, and I don't want to guess.")
+
+    def _no_goal(self, t: Turn) -> None:
+        p = t.perception
+        if p.greeting:
+            t.messages.append(f"Hello! {self._capabilities()}")
+        elif p.thanks:
+            t.messages.append("You're welcome! Anything else I can help with?")
+        elif p.question and self.gateway.tools.get(KB_TOOL) is not None:
+            self._kb_answer(t, p.text, "orchestrator")
+        else:
+            t.messages.append(f"Sorry, I'm not sure what you need. {self._capabilities()}")
+
+    def _capabilities(self) -> str:
+        titles = [s.title[0].lower() + s.title[1:] for s in self.sops.values() if s.title]
+        if not titles:
+            return "How can I help?"
+        listed = ", ".join(titles[:-1]) + (" or " if len(titles) > 1 else "") + titles[-1]
+        return f"I can help you {listed}. What would you like to do?"
+
+    # ------------------------------------------------------------------ running agents
+    def _agent(self, goal: Goal) -> SpecialistAgent | None:
+        name = self.sop_agent.get(goal.type)
+        return self.agents.get(name) if name else None
+
+    def _run_active(self, t: Turn) -> None:
+        """Run the active goal; when it ends, resume the previous one (bounded)."""
+        for _ in range(len(t.state.goals) + 2):
+            goal = t.state.active_goal
+            if goal is None:
+                return
+            resp = self._run_goal(t, goal)
+            if not resp.done:
+                return
+            resumed = t.ops.mark_done(resp.outcome)
+            if resumed is None:
+                return
+            sop = self.sops.get(resumed.type)
+            t.messages.append("Now, back to where we were.")
+            if resumed.pending:
+                self._reprompt(t, resumed)
+                return
+
+    def _run_goal(self, t: Turn, goal: Goal) -> AgentRunResponse:
+        sop = self.sops[goal.type]
+        agent = self._agent(goal)
+        if agent is None:
+            t.messages.append("Sorry, nobody here can handle that request.")
+            return AgentRunResponse(done=True, outcome="failed")
+        req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn)
+        resp = agent.run(req)
+        self._collect(t, resp)
+        passes = 0
+        while resp.tool_requests and not resp.done and passes < self.settings.max_steps_per_turn:
+            passes += 1
+            results = [self._call(t, agent.name, r.tool, r.args) for r in resp.tool_requests]
+            resp = agent.run(AgentRunRequest(goal, sop, t.prefs, tool_results=results, turn=t.state.turn))
+            self._collect(t, resp)
+        if resp.tool_requests and not resp.done:
+            goal.step = resp.tool_requests[0].node
+        return resp
+
+    def _collect(self, t: Turn, resp: AgentRunResponse) -> None:
+        t.messages += resp.messages
+        t.trace.actions += resp.actions
+        t.trace.decisions += resp.decisions
+
+    def _call(self, t: Turn, agent: str, tool: str, args: dict[str, Any], system: bool = False) -> ToolCall:
+        """One tool call through the gateway; on a re-run after a conflict, reuse this turn's result."""
+        import json
+
+        key = f"{tool}|{json.dumps(args, sort_keys=True, default=str)}"
+        used = sum(1 for c in t.trace.tool_calls if f"{c.tool}|{json.dumps(c.args, sort_keys=True, default=str)}"
+                   == key)
+        earlier = t.cache.get(key, [])
+        if used < len(earlier):
+            call = earlier[used].model_copy(update={"reused": True})
+        else:
+            call = self.gateway.call(agent, tool, args, script=t.script, system=system)
+            t.cache.setdefault(key, []).append(call)
+        if call.error_kind == "denied":
+            t.trace.denied.append({"tool": tool, "agent": agent, "error": call.error})
+        else:
+            t.trace.tool_calls.append(call)
+        return call
+
+    # ------------------------------------------------------------------ reply and memory
+    def _finish_reply(self, t: Turn) -> str:
+        reply = "\n\n".join(m.strip() for m in t.messages if m and m.strip())
+        if not reply:
+            reply = "Sorry, I'm not sure how to help with that. Could you rephrase?"
+        sources: list[Any] = [m.text for m in t.state.history if m.role == "user"]
+        for g in t.state.goals.values():
+            sources += [e.observation for e in g.memory]
+            sources.append(g.slots)
+        sources += [c.result for c in t.trace.tool_calls]
+        allowed = allowed_numbers(sources) | self._sop_text_numbers
+        bad = ungrounded(reply, allowed)
+        t.trace.grounding = {"checked": True, "ungrounded": bad}
+        if bad:
+            t.trace.grounding["replaced"] = True
+            reply = self._grounded_fallback(t)
+        if t.prefs.communication_style == "short":
+            reply = reply.replace("\n\n", "\n")
+        return reply
+
+    def _grounded_fallback(self, t: Turn) -> str:
+        for call in reversed(t.trace.tool_calls):
+            if call.ok and render.is_item_list(call.result):
+                return render.render_items(call.result, self.currency)
+            if call.ok and render.is_kb_hits(call.result):
+                return render.render_kb_answer(call.result)
+        goal = t.state.active_goal
+        return goal.next_question if goal and goal.next_question else "Let me check that and get back to you."
+
+    def _write_preferences(self, t: Turn, text: str) -> None:
+        update = PreferenceUpdate(**{k: v for k, v in t.trace.memory.get("update", {}).items()})
+        if update.is_empty():
+            return
+        try:
+            self.memory.write(self._customer(t.state), update, session_id=t.state.session_id, turn=t.state.turn,
+                              message=text)
+        except Exception:  # noqa: BLE001 - a memory outage never breaks a turn
+            return
+
+
+MAX_MESSAGE_CHARS = 4000
+
+
+def _sanitise(text: str) -> str:
+    """Strip control characters and bound the length of a customer message."""
+    cleaned = "".join(ch for ch in str(text) if ch.isprintable() or ch in "\n\t")
+    return cleaned.strip()[:MAX_MESSAGE_CHARS]
+
+
+def _merge_summary(prefs: PreferenceSummary, update: PreferenceUpdate) -> PreferenceSummary:
+    data = prefs.model_dump()
+    for brand in update.preferred_brands:
+        data["disliked_brands"] = [b for b in data["disliked_brands"] if b.lower() != brand.lower()]
+        if brand.lower() not in {b.lower() for b in data["preferred_brands"]}:
+            data["preferred_brands"].append(brand)
+    for brand in update.disliked_brands:
+        data["preferred_brands"] = [b for b in data["preferred_brands"] if b.lower() != brand.lower()]
+        if brand.lower() not in {b.lower() for b in data["disliked_brands"]}:
+            data["disliked_brands"].append(brand)
+    data["preferred_features"] = list(dict.fromkeys([*data["preferred_features"], *update.preferred_features]))
+    for key in ("budget_min", "budget_max"):
+        if getattr(update, key) is not None:
+            data[key] = getattr(update, key)
+    if update.communication_style:
+        data["communication_style"] = update.communication_style
+    return PreferenceSummary.model_validate(data)
+
+
+def _choice_words(text: str) -> bool:
+    from core.slots import CHOOSE
+
+    return bool(CHOOSE.search(text)) and not any(w in text.lower() for w in ("in stock", "how much", "price"))
+
+
+def _article(phrase: str) -> str:
+    p = phrase.strip().rstrip(".")
+    if p.lower().startswith(("a ", "an ", "the ", "one ", "your ")):
+        return p[0].lower() + p[1:]
+    return p
+
+
+def status_of(goal: Goal) -> GoalStatus:
+    """A goal's status (helper for callers that only hold the id)."""
+    return goal.status

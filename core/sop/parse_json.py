@@ -1,0 +1,176 @@
+"""Compile a JSON node SOP (the engine note's schema) into a graph."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from core.problems import Problem
+from core.sop import expr
+from core.sop.graph import Branch, Node, Sop
+from core.workspace import Param
+
+PLACEHOLDER = re.compile(r"\{context\.([\w.]+)\}")
+NODE_KEYS = {"id", "type", "description", "tool", "toolParams", "messageTemplate", "nextNodes",
+             "condition", "resultKey"}
+ASK_WORDS = re.compile(r"^\s*(ask|request|collect|get|confirm)\b", re.I)
+
+
+def _line(source: str, key: str) -> int:
+    m = re.search(r'"' + re.escape(key) + r'"\s*:', source)
+    return source[: m.start()].count("\n") + 1 if m else 0
+
+
+def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None, list[Problem]]:
+    """Compile a JSON SOP; returns the SOP (None when it cannot be built) and problems."""
+    try:
+        data = json.loads(source)
+    except json.JSONDecodeError as exc:
+        return None, [Problem(file, exc.lineno, "error", f"JSON syntax: {exc.msg}", exc.colno)]
+    if not isinstance(data, dict):
+        return None, [Problem(file, 1, "error", "a JSON SOP must be an object with startNode and nodes")]
+    problems: list[Problem] = []
+    raw_nodes = data.get("nodes")
+    if not isinstance(raw_nodes, dict) or not raw_nodes:
+        return None, [Problem(file, _line(source, "nodes") or 1, "error", "'nodes' must be a non-empty object")]
+    nodes: dict[str, Node] = {}
+    for nid, raw in raw_nodes.items():
+        node = _node(str(nid), raw, source, file, problems)
+        if node:
+            nodes[node.id] = node
+    start = str(data.get("startNode") or "")
+    if start not in nodes:
+        problems.append(Problem(file, _line(source, "startNode") or 1, "error",
+                                f"startNode {start!r} is not a node"))
+        return None, problems
+    _check_targets(nodes, source, file, problems)
+    _infer_fills(nodes)
+    sop = Sop(id=str(data.get("id") or default_id), title=str(data.get("name") or default_id),
+              agent=str(data.get("agent") or ""), priority=int(data.get("priority") or 1),
+              triggers=[str(t) for t in data.get("triggers") or []],
+              description=str(data.get("description") or ""), file=file, format="json", start=start,
+              nodes=nodes, source=source)
+    _check_reachability(sop, source, file, problems)
+    return sop, problems
+
+
+def _node(nid: str, raw: Any, source: str, file: str, problems: list[Problem]) -> Node | None:
+    line = _line(source, nid)
+    if not isinstance(raw, dict):
+        problems.append(Problem(file, line, "error", f"node {nid!r} must be an object"))
+        return None
+    for key in raw:
+        if key not in NODE_KEYS:
+            problems.append(Problem(file, line, "warning", f"node {nid!r}: unknown key {key!r}"))
+    kind = raw.get("type")
+    if kind not in ("action", "decision", "end"):
+        problems.append(Problem(file, line, "error", f"node {nid!r}: type must be action, decision or end, "
+                                                      f"got {kind!r}"))
+        return None
+    nxt = [str(n) for n in raw.get("nextNodes") or []]
+    desc = str(raw.get("description") or "")
+    template = str(raw.get("messageTemplate") or "")
+    node = Node(nid, kind, desc, line, message=template, result_key=str(raw.get("resultKey") or nid))
+    if kind == "decision":
+        return _decision(node, raw, nxt, file, problems)
+    if kind == "end":
+        return node
+    if len(nxt) > 1:
+        problems.append(Problem(file, line, "warning", f"action {nid!r} has several nextNodes; the first is used"))
+    node.next = nxt[0] if nxt else None
+    if not nxt:
+        problems.append(Problem(file, line, "error", f"action {nid!r} has no nextNodes (add an end node)"))
+    _action_kinds(node, raw, template, desc)
+    return node
+
+
+def _decision(node: Node, raw: dict[str, Any], nxt: list[str], file: str, problems: list[Problem]) -> Node | None:
+    cond = str(raw.get("condition") or "")
+    if len(nxt) != 2 or not cond:
+        problems.append(Problem(file, node.line, "error",
+                                f"decision {node.id!r} needs a condition and exactly two nextNodes"))
+        return None
+    try:
+        expr.parse(cond)
+    except expr.ExprError as exc:
+        problems.append(Problem(file, node.line, "error", f"decision {node.id!r}: {exc}", exc.column))
+        return None
+    node.branches = [Branch(cond, nxt[0], expr=True), Branch(None, nxt[1], expr=True)]
+    return node
+
+
+def _action_kinds(node: Node, raw: dict[str, Any], template: str, desc: str) -> None:
+    tool = str(raw.get("tool") or "")
+    kinds: set[str] = set()
+    if tool:
+        kinds.add("api_call")
+        node.tool = tool
+        tp = raw.get("toolParams") or {}
+        node.arg_map = {str(k): str(v) for k, v in tp.items()} if isinstance(tp, dict) else {}
+        node.params = [Param(expr.strip_context(v)) for v in node.arg_map.values() if v.startswith("context.")]
+        if template:
+            kinds.add("message_to_user")
+    elif template.rstrip().endswith("?") or ASK_WORDS.match(desc):
+        kinds.add("ask_user_input")
+        node.message = template
+        node.expects = desc
+    else:
+        kinds.add("message_to_user")
+        node.message = template or desc
+    node.kinds = frozenset(kinds)
+
+
+def node_refs(node: Node) -> list[str]:
+    """Context keys a node reads (tool params, templates, conditions)."""
+    keys = [p.name for p in node.params]
+    keys += PLACEHOLDER.findall(node.message)
+    for b in node.branches:
+        if b.condition and b.expr:
+            keys += expr.paths(expr.parse(b.condition))
+    return [k for i, k in enumerate(keys) if k not in keys[:i]]
+
+
+def _infer_fills(nodes: dict[str, Node]) -> None:
+    """An ask fills the keys read downstream that no tool sets."""
+    tool_keys = {n.result_key for n in nodes.values() if n.tool}
+    for node in nodes.values():
+        if not node.asks:
+            continue
+        fills: list[str] = []
+        seen: set[str] = set()
+        todo = [t for t in node.targets()]
+        while todo:
+            nid = todo.pop(0)
+            if nid in seen or nid not in nodes:
+                continue
+            seen.add(nid)
+            nxt = nodes[nid]
+            for key in node_refs(nxt):
+                if key.split(".")[0] not in tool_keys and key not in fills:
+                    fills.append(key)
+            if fills:
+                break
+            if not nxt.asks:
+                todo.extend(nxt.targets())
+        node.fills = [Param(k) for k in fills]
+
+
+def _check_targets(nodes: dict[str, Node], source: str, file: str, problems: list[Problem]) -> None:
+    for node in nodes.values():
+        for t in node.targets():
+            if t not in nodes:
+                problems.append(Problem(file, node.line, "error", f"node {node.id!r} goes to unknown node {t!r}"))
+    for node in nodes.values():
+        node.branches = [b for b in node.branches if b.target in nodes]
+        if node.next and node.next not in nodes:
+            node.next = None
+
+
+def _check_reachability(sop: Sop, source: str, file: str, problems: list[Problem]) -> None:
+    reach = sop.reachable()
+    for nid, node in sop.nodes.items():
+        if nid not in reach:
+            problems.append(Problem(file, node.line, "warning", f"node {nid!r} is unreachable from startNode"))
+    if not any(sop.nodes[n].kind == "end" for n in reach):
+        problems.append(Problem(file, 1, "error", "no end node is reachable from startNode (missing end)"))

@@ -1,0 +1,226 @@
+"""Compile an indented-text SOP (the paper's style) into a graph."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from core.problems import Problem
+from core.sop.graph import Branch, Node, Sop
+from core.workspace import GarRow
+
+TERMINATE = re.compile(r"^(terminate|end|stop|finish|close)\b(\s+(the\s+)?(flow|conversation|chat|sop|goal))?\.?$",
+                       re.I)
+ELSE = re.compile(r"^(else|otherwise|in all other cases)\s*:?$", re.I)
+META_KEYS = {"id", "title", "agent", "priority", "triggers", "description"}
+
+
+@dataclass
+class Line:
+    """One non-blank SOP line."""
+
+    no: int
+    indent: int
+    text: str
+    children: list[Line] = field(default_factory=list)
+
+    @property
+    def is_condition(self) -> bool:
+        return self.text.endswith(":")
+
+    @property
+    def condition(self) -> str:
+        return self.text[:-1].strip()
+
+
+class GarResolver:
+    """Matches an SOP line to a GAR row (exact name first, then similarity)."""
+
+    def resolve(self, text: str) -> tuple[GarRow | None, str]:  # pragma: no cover - protocol
+        """The row and a hint (did-you-mean) when there is none."""
+        raise NotImplementedError
+
+
+def split_front_matter(source: str, file: str) -> tuple[dict[str, Any], list[str], int, list[Problem]]:
+    """Split YAML front matter from the workflow; returns meta, body lines, body offset, problems."""
+    lines = source.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, lines, 0, []
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        return {}, lines, 0, [Problem(file, 1, "error", "front matter starts with '---' but has no closing '---'")]
+    problems: list[Problem] = []
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = (mark.line + 2) if mark else 1
+        return {}, lines[end + 1 :], end + 1, [Problem(file, line, "error", f"front matter YAML: {exc}")]
+    if not isinstance(meta, dict):
+        problems.append(Problem(file, 2, "error", "front matter must be key: value pairs"))
+        meta = {}
+    for key in meta:
+        if key not in META_KEYS:
+            problems.append(Problem(file, 2, "warning", f"unknown front matter key {key!r}"))
+    return meta, lines[end + 1 :], end + 1, problems
+
+
+def build_tree(body: list[str], offset: int, file: str) -> tuple[list[Line], list[Problem]]:
+    """Turn indented lines into a tree, reporting indentation mistakes with line and column."""
+    problems: list[Problem] = []
+    root = Line(0, -1, "<root>")
+    stack = [root]
+    levels_used: dict[int, list[int]] = {}
+    for i, raw in enumerate(body):
+        no = offset + i + 1
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        lead = raw[: len(raw) - len(raw.lstrip())]
+        if "\t" in lead and " " in lead:
+            problems.append(Problem(file, no, "error", "indentation mixes tabs and spaces", 1))
+        indent = len(lead.expandtabs(4))
+        line = Line(no, indent, raw.strip())
+        while stack[-1].indent >= indent:
+            stack.pop()
+        parent = stack[-1]
+        if parent.children and parent.children[-1].indent != indent and parent is not root:
+            problems.append(Problem(file, no, "error",
+                                    "unindent does not match any outer indentation level", indent + 1))
+        elif parent is not root and not parent.is_condition:
+            problems.append(Problem(file, no, "error",
+                                    f"unexpected indentation: line {parent.no} ({parent.text!r}) is a step, "
+                                    "not a condition ending with ':'", indent + 1))
+        elif parent is root and root.children and root.children[0].indent != indent:
+            problems.append(Problem(file, no, "error",
+                                    "unindent does not match any outer indentation level", indent + 1))
+        parent.children.append(line)
+        levels_used.setdefault(id(parent), []).append(indent)
+        stack.append(line)
+    for node in _walk(root):
+        if node is not root and node.is_condition and not node.children:
+            problems.append(Problem(file, node.no, "error",
+                                    f"condition {node.text!r} has no steps indented under it"))
+    return root.children, problems
+
+
+def _walk(line: Line) -> list[Line]:
+    out = [line]
+    for c in line.children:
+        out.extend(_walk(c))
+    return out
+
+
+class TextCompiler:
+    """Compiles the line tree into nodes."""
+
+    def __init__(self, file: str, resolver: GarResolver) -> None:
+        self.file = file
+        self.resolver = resolver
+        self.nodes: dict[str, Node] = {"end": Node("end", "end", "end of flow")}
+        self.problems: list[Problem] = []
+
+    def seq(self, lines: list[Line], cont: str) -> str:
+        """Compile a block; return its first node id (``cont`` when empty)."""
+        groups = self._group(lines)
+        nxt = cont
+        for group in reversed(groups):
+            nxt = self._stmt(group, nxt)
+        return nxt
+
+    def _group(self, lines: list[Line]) -> list[list[Line]]:
+        groups: list[list[Line]] = []
+        for line in lines:
+            if line.is_condition and groups and groups[-1][0].is_condition and not _is_else(groups[-1][-1]):
+                groups[-1].append(line)  # consecutive conditions are branches of one decision
+                continue
+            if _is_else(line):
+                self.problems.append(Problem(self.file, line.no, "error", "'else:' without an 'if ...:' before it"))
+            groups.append([line])
+        self._check_unreachable(groups)
+        return groups
+
+    def _check_unreachable(self, groups: list[list[Line]]) -> None:
+        for i, group in enumerate(groups[:-1]):
+            if not group[0].is_condition and TERMINATE.match(group[0].text):
+                nxt = groups[i + 1][0]
+                self.problems.append(Problem(self.file, nxt.no, "warning",
+                                             f"unreachable: step {nxt.text!r} comes after 'terminate the flow'"))
+                break
+
+    def _stmt(self, group: list[Line], nxt: str) -> str:
+        first = group[0]
+        if first.is_condition:
+            node = Node(f"d{first.no}", "decision", " / ".join(g.condition for g in group), first.no)
+            for line in group:
+                target = self.seq(line.children, nxt)
+                cond = None if _is_else(line) else _strip_if(line.condition)
+                node.branches.append(Branch(cond, target))
+            if all(b.condition is not None for b in node.branches):
+                node.branches.append(Branch(None, nxt))
+            self.nodes[node.id] = node
+            return node.id
+        if TERMINATE.match(first.text):
+            nid = f"end{first.no}"
+            self.nodes[nid] = Node(nid, "end", first.text, first.no)
+            return nid
+        return self._action(first, nxt)
+
+    def _action(self, line: Line, nxt: str) -> str:
+        row, hint = self.resolver.resolve(line.text)
+        nid = f"s{line.no}"
+        if row is None:
+            self.problems.append(Problem(self.file, line.no, "error",
+                                         f"unknown action {line.text!r}: not in gar.csv{hint}"))
+            self.nodes[nid] = Node(nid, "action", line.text, line.no, next=nxt, kinds=frozenset({"message_to_user"}),
+                                   message=line.text)
+            return nid
+        node = Node(nid, "action", line.text, line.no, next=nxt, kinds=row.types, tool=row.api, gar=row)
+        if row.has("ask_user_input"):
+            node.fills = list(row.params)
+            node.expects = row.metadata
+        elif row.has("api_call"):
+            node.params = list(row.params)
+        if row.has("message_to_user"):
+            node.message = row.metadata
+        self.nodes[nid] = node
+        return nid
+
+
+def _is_else(line: Line) -> bool:
+    return line.is_condition and ELSE.match(line.text) is not None
+
+
+def _strip_if(cond: str) -> str:
+    return re.sub(r"^(if|elif|else if|when|in case)\s+", "", cond.strip(), flags=re.I).strip()
+
+
+def parse_text_sop(source: str, file: str, resolver: GarResolver, default_id: str) -> tuple[Sop | None, list[Problem]]:
+    """Compile a text SOP; returns the SOP (None when it cannot be built) and problems."""
+    meta, body, offset, problems = split_front_matter(source, file)
+    tree, p2 = build_tree(body, offset, file)
+    problems += p2
+    if not tree:
+        problems.append(Problem(file, offset + 1, "error", "the SOP has no steps"))
+        return None, problems
+    comp = TextCompiler(file, resolver)
+    start = comp.seq(tree, "end")
+    problems += comp.problems
+    sop = Sop(id=str(meta.get("id") or default_id), title=str(meta.get("title") or meta.get("id") or default_id),
+              agent=str(meta.get("agent") or ""), priority=_int(meta.get("priority"), 1, file, problems),
+              triggers=[str(t) for t in (meta.get("triggers") or [])], description=str(meta.get("description") or ""),
+              file=file, format="text", start=start, nodes=comp.nodes, source=source)
+    return sop, problems
+
+
+def _int(value: Any, default: int, file: str, problems: list[Problem]) -> int:
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        problems.append(Problem(file, 1, "error", f"priority must be a whole number, got {value!r}"))
+        return default

@@ -1,0 +1,49 @@
+"""Session-state storage: the :class:`StateStore` contract and :func:`open_state_store`."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+from core.errors import UserInputError
+from core.store.base import StateStore
+from core.store.sqlite import MEMORY, SqliteStateStore
+
+__all__ = ["SqliteStateStore", "StateStore", "open_state_store"]
+
+_SQLITE_PREFIX = "sqlite:///"
+
+
+def open_state_store(url: str) -> StateStore:
+    """Open the state store a URL names.
+
+    Args:
+        url: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or
+            ``sqlite:///:memory:``. Missing parent directories are created.
+
+    Returns:
+        An open store; the caller closes it.
+
+    Raises:
+        UserInputError: The URL's scheme is not supported or it names no path.
+    """
+    if not url.startswith(_SQLITE_PREFIX):
+        raise UserInputError(
+            f"unsupported state store URL {_redact(url)!r}: "
+            f"expected 'sqlite:///path/to/file.db' or 'sqlite:///:memory:'"
+        )
+    path = url[len(_SQLITE_PREFIX):]
+    if not path:
+        raise UserInputError(f"state store URL {url!r} names no database file")
+    return SqliteStateStore(MEMORY if path == MEMORY else path)
+
+
+def _redact(url: str) -> str:
+    """Hide a password in a URL so it never lands in an error message or log."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+        return urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:
+        return url

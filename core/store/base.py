@@ -1,0 +1,85 @@
+"""The state-store contract: where sessions and their turn traces are kept.
+
+Every implementation (SQLite now, Postgres later) honours the same rules, which
+``tests/store/test_state_store_contract.py`` checks for each of them:
+
+* ``load`` returns a fresh copy each call, or None for an unknown session.
+* ``save`` uses optimistic locking on ``SessionState.version`` and stores the
+  turn's trace in the same transaction; a conflicting save writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from core.errors import EngineError
+from core.models import SessionState, Trace
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """Persistent storage for session states and turn traces."""
+
+    def load(self, session_id: str) -> SessionState | None:
+        """Return a fresh copy of the stored state, or None if the session is unknown."""
+        ...
+
+    def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
+        """Store ``state`` if the stored version still equals ``expected_version``.
+
+        ``expected_version`` 0 means the session must not exist yet, and
+        ``state.version`` must be ``expected_version + 1``. The trace, if given,
+        is written in the same transaction. ``state`` is not mutated.
+
+        Raises:
+            StateConflictError: The stored version is not ``expected_version``.
+            EngineError: ``state.version`` or ``trace`` is inconsistent with the call.
+        """
+        ...
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """Return ``{session_id, customer_id, version, updated_at}`` rows, newest first."""
+        ...
+
+    def traces(self, session_id: str) -> list[dict[str, Any]]:
+        """Return every trace of a session as JSON-ready dicts, ordered by turn."""
+        ...
+
+    def last_trace(self, session_id: str) -> dict[str, Any] | None:
+        """Return the trace of the latest turn, or None if there is none."""
+        ...
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session and its traces; unknown sessions are ignored."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources; calling it twice is harmless."""
+        ...
+
+
+def check_save_arguments(
+    state: SessionState, expected_version: int, trace: Trace | None
+) -> None:
+    """Reject a save whose arguments contradict each other (a caller bug).
+
+    Args:
+        state: The state about to be saved.
+        expected_version: The version the caller believes is stored (0 = new).
+        trace: The turn trace to store with it, if any.
+
+    Raises:
+        EngineError: The versions or the trace's session do not fit together.
+    """
+    if expected_version < 0:
+        raise EngineError(f"expected_version must be >= 0, got {expected_version}")
+    if state.version != expected_version + 1:
+        raise EngineError(
+            f"session {state.session_id!r}: state.version must be expected_version + 1 "
+            f"({expected_version + 1}), got {state.version}"
+        )
+    if trace is not None and trace.session_id != state.session_id:
+        raise EngineError(
+            f"trace belongs to session {trace.session_id!r}, "
+            f"not to the saved session {state.session_id!r}"
+        )

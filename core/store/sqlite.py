@@ -1,0 +1,247 @@
+"""SQLite implementation of the state store (WAL mode, optimistic locking)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.errors import EngineError, StateConflictError
+from core.models import SCHEMA_VERSION, SessionState, Trace, utcnow
+from core.store.base import check_save_arguments
+
+MEMORY = ":memory:"
+BUSY_TIMEOUT_MS = 5000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id  TEXT PRIMARY KEY,
+    customer_id TEXT NOT NULL DEFAULT '',
+    version     INTEGER NOT NULL,
+    data        TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_updated_at ON sessions (updated_at);
+CREATE TABLE IF NOT EXISTS traces (
+    session_id TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (session_id, turn)
+);
+"""
+
+
+class SqliteStateStore:
+    """A :class:`~core.store.base.StateStore` kept in one SQLite database.
+
+    One connection is shared by all threads and guarded by a lock; writes run in
+    ``BEGIN IMMEDIATE`` transactions so several processes can share a file too.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        """Open (and create if needed) the database at ``path``.
+
+        Args:
+            path: A file path, or ``":memory:"`` for a private in-memory database.
+                Missing parent directories are created.
+        """
+        self.path = str(path)
+        if self.path != MEMORY:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = _connect(self.path)
+
+    # -- StateStore -----------------------------------------------------------------
+
+    def load(self, session_id: str) -> SessionState | None:
+        """Return a fresh copy of the stored state, or None if the session is unknown.
+
+        Raises:
+            EngineError: The row was written by a newer schema or cannot be read.
+        """
+        with self._lock:
+            row = self._connection().execute(
+                "SELECT data FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return None if row is None else _decode_state(session_id, row[0])
+
+    def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
+        """Store ``state`` if the stored version still equals ``expected_version``.
+
+        Args:
+            state: The new state; ``state.version`` must be ``expected_version + 1``.
+            expected_version: The version the caller loaded (0 = must not exist yet).
+            trace: The turn's trace, stored in the same transaction.
+
+        Raises:
+            StateConflictError: Someone else saved first; nothing was written.
+            EngineError: The arguments contradict each other.
+        """
+        check_save_arguments(state, expected_version, trace)
+        data = state.model_dump_json()
+        with self._transaction() as conn:
+            stamp = _next_timestamp(conn)
+            if expected_version == 0:
+                _insert_session(conn, state, data, stamp)
+            else:
+                _update_session(conn, state, expected_version, data, stamp)
+            if trace is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO traces (session_id, turn, data) VALUES (?, ?, ?)",
+                    (trace.session_id, trace.turn, trace.model_dump_json()),
+                )
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """Return ``{session_id, customer_id, version, updated_at}`` rows, newest first."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT session_id, customer_id, version, updated_at FROM sessions "
+                "ORDER BY updated_at DESC, session_id"
+            ).fetchall()
+        keys = ("session_id", "customer_id", "version", "updated_at")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def traces(self, session_id: str) -> list[dict[str, Any]]:
+        """Return every trace of a session (``Trace.model_dump(mode="json")``), by turn."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT data FROM traces WHERE session_id = ? ORDER BY turn", (session_id,)
+            ).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def last_trace(self, session_id: str) -> dict[str, Any] | None:
+        """Return the trace with the highest turn, or None if the session has none."""
+        with self._lock:
+            row = self._connection().execute(
+                "SELECT data FROM traces WHERE session_id = ? ORDER BY turn DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session and its traces in one transaction; unknown ids are ignored."""
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM traces WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+
+    def close(self) -> None:
+        """Close the connection; later calls raise EngineError, a second close is harmless."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- helpers --------------------------------------------------------------------
+
+    def __enter__(self) -> SqliteStateStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteStateStore({self.path!r})"
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise EngineError(f"state store {self.path!r} is closed")
+        return self._conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run the body in one write transaction: one COMMIT, or a ROLLBACK on error."""
+        with self._lock:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    """Open a connection in autocommit mode (transactions are explicit) with the schema."""
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.executescript(_SCHEMA)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _insert_session(conn: sqlite3.Connection, state: SessionState, data: str, stamp: str) -> None:
+    """Insert a new session row; an existing row is a conflict."""
+    try:
+        conn.execute(
+            "INSERT INTO sessions (session_id, customer_id, version, data, updated_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (state.session_id, state.customer_id, state.version, data, stamp),
+        )
+    except sqlite3.IntegrityError:
+        found = _stored_version(conn, state.session_id)
+        raise StateConflictError(state.session_id, 0, found) from None
+
+
+def _update_session(
+    conn: sqlite3.Connection, state: SessionState, expected: int, data: str, stamp: str
+) -> None:
+    """Update the session row only if it still has the expected version."""
+    cursor = conn.execute(
+        "UPDATE sessions SET customer_id = ?, version = ?, data = ?, updated_at = ? "
+        "WHERE session_id = ? AND version = ?",
+        (state.customer_id, state.version, data, stamp, state.session_id, expected),
+    )
+    if cursor.rowcount != 1:
+        found = _stored_version(conn, state.session_id)
+        raise StateConflictError(state.session_id, expected, found)
+
+
+def _stored_version(conn: sqlite3.Connection, session_id: str) -> int | None:
+    row = conn.execute(
+        "SELECT version FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _next_timestamp(conn: sqlite3.Connection) -> str:
+    """Now as an ISO string, nudged past the newest stored stamp so ordering is strict."""
+    now = utcnow()
+    row = conn.execute("SELECT MAX(updated_at) FROM sessions").fetchone()
+    if row[0]:
+        newest = datetime.fromisoformat(row[0])
+        if now <= newest:
+            now = newest + timedelta(microseconds=1)
+    return now.isoformat(timespec="microseconds")
+
+
+def _decode_state(session_id: str, data: str) -> SessionState:
+    """Parse a stored row, refusing rows written by a newer schema."""
+    try:
+        stored_schema = json.loads(data).get("schema_version", SCHEMA_VERSION)
+    except (ValueError, AttributeError) as exc:
+        raise EngineError(f"session {session_id!r}: stored state is not a JSON object") from exc
+    if isinstance(stored_schema, int) and stored_schema > SCHEMA_VERSION:
+        raise EngineError(
+            f"session {session_id!r} was saved with schema_version {stored_schema}, but this "
+            f"engine only understands up to {SCHEMA_VERSION}; upgrade the engine to load it"
+        )
+    try:
+        return SessionState.model_validate_json(data)
+    except ValidationError as exc:
+        raise EngineError(f"session {session_id!r}: stored state is invalid: {exc}") from exc

@@ -1,0 +1,202 @@
+"""General language knowledge: tokens, plurals, numbers and money, yes/no, questions.
+
+Nothing here names a store, product, category or SOP: store vocabulary comes
+from the workspace at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+STOPWORDS = frozenset("""
+a an the i me my mine we our you your it its it's is are was were be been am do does did have has had
+to of in on at for with from by about as into like than then so and or but if not no yes this that these
+those there here what which who whom whose when where why how can could would should will shall may might
+must please pls plz some any one ones just also too very really much many more most such own same other
+want wanted need needed looking look get got give show tell find help recommend suggest buy am i'm im
+let lets let's up out over under around only still well ok okay hi hello hey thanks thank
+""".split())
+
+IRREGULAR_PLURALS = {"mouse": "mice", "child": "children", "person": "people", "man": "men", "woman": "women",
+                     "foot": "feet", "tooth": "teeth", "knife": "knives", "life": "lives", "leaf": "leaves",
+                     "shelf": "shelves", "wife": "wives", "half": "halves", "box": "boxes"}
+IRREGULAR_SINGULARS = {v: k for k, v in IRREGULAR_PLURALS.items()}
+
+WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*", re.I)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words, punctuation dropped."""
+    return [w.strip("'-") for w in WORD.findall(text.lower()) if w.strip("'-")]
+
+
+def tokens(text: str) -> list[str]:
+    """Content words (stopwords dropped)."""
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+def singular(word: str) -> str:
+    """A crude English singular."""
+    w = word.lower()
+    if w in IRREGULAR_SINGULARS:
+        return IRREGULAR_SINGULARS[w]
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def plural_forms(phrase: str) -> set[str]:
+    """Singular and plural spellings of a phrase (its last word varies)."""
+    ws = words(phrase)
+    if not ws:
+        return set()
+    head, last = ws[:-1], ws[-1]
+    sing = singular(last)
+    forms = {sing, last, IRREGULAR_PLURALS.get(sing, sing + ("es" if sing.endswith(("s", "x", "ch", "sh")) else "s"))}
+    if sing.endswith("y") and len(sing) > 2 and sing[-2] not in "aeiou":
+        forms.add(sing[:-1] + "ies")
+    return {" ".join([*head, f]) for f in forms}
+
+
+# ---------------------------------------------------------------- numbers and money
+
+CURRENCY_WORDS = r"(?:baht|thb|bht|usd|dollars?|bucks|eur|euros?|gbp|pounds?|yen|rupees?|inr|rs\.?)"
+CURRENCY_SYMBOLS = "฿$€£¥₹"
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+MONEY = re.compile(
+    rf"(?P<sym>[{CURRENCY_SYMBOLS}])?\s?(?P<num>{_NUM})\s?(?P<suf>k|K|m|M|thousand|grand|million|mil)?\b"
+    rf"(?:\s?(?P<cur>{CURRENCY_WORDS})\b)?",
+)
+RANGE = re.compile(
+    rf"(?P<a>{_NUM})\s?(?P<sa>k|m)?\s?(?:-|–|to|and)\s?[{CURRENCY_SYMBOLS}]?(?P<b>{_NUM})\s?(?P<sb>k|m|thousand)?\b",
+    re.I,
+)
+MULT = {"k": 1e3, "thousand": 1e3, "grand": 1e3, "m": 1e6, "million": 1e6, "mil": 1e6}
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A number found in text; ``money`` when it carried a currency or a k/m suffix."""
+
+    value: float
+    money: bool
+    start: int
+    end: int
+
+
+def _value(num: str, suffix: str | None) -> float:
+    val = float(num.replace(",", ""))
+    return val * MULT.get((suffix or "").lower(), 1)
+
+
+def amounts(text: str) -> list[Amount]:
+    """Every number in a text, with k/m suffixes and currency applied."""
+    out = []
+    for m in MONEY.finditer(text):
+        ns = m.start("num")
+        before = text[max(0, ns - 1) : ns]
+        if before and (before.isalpha() or before in "-_/"):  # part of an id like LST123 or G-502
+            continue
+        ne = m.end("num")
+        after = text[ne : ne + 1]
+        if after and (after.isalpha() or after in "-_/") and not m.group("suf"):
+            continue
+        money = bool(m.group("sym") or m.group("suf") or m.group("cur"))
+        start = m.start("sym") if m.group("sym") else ns
+        end = max(m.end(g) for g in ("num", "suf", "cur") if m.group(g))
+        out.append(Amount(_value(m.group("num"), m.group("suf")), money, start, end))
+    return out
+
+
+def money_range(text: str) -> tuple[float, float] | None:
+    """A range like ``30-40k`` or ``30k to 40k`` (the suffix of the end applies to both)."""
+    m = RANGE.search(text)
+    if not m:
+        return None
+    sb = m.group("sb")
+    sa = m.group("sa") or sb
+    a, b = _value(m.group("a"), sa), _value(m.group("b"), sb)
+    return (min(a, b), max(a, b)) if a != b else None
+
+
+def number_forms(text: str) -> set[float]:
+    """All numbers a text states, normalised (for the grounding check)."""
+    found = {round(a.value, 2) for a in amounts(text)}
+    rng = money_range(text)
+    if rng:
+        found |= {round(rng[0], 2), round(rng[1], 2)}
+    return found
+
+
+def format_money(value: float, currency: str = "") -> str:
+    """``1500`` -> ``฿1,500`` for THB, ``1,500 USD`` otherwise."""
+    txt = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    symbols = {"THB": "฿", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
+    sym = symbols.get(currency.upper())
+    if sym:
+        return f"{sym}{txt}"
+    return f"{txt} {currency}".strip()
+
+
+# ---------------------------------------------------------------- dialogue acts
+
+QUESTION_START = re.compile(
+    r"^(what|whats|what's|how|hows|why|where|when|which|who|whom|whose|is|are|am|do|does|did|can|could|"
+    r"would|will|should|shall|may|might|have|has|any|isn't|aren't|don't|doesn't|won't|can't)\b", re.I)
+QUESTION_INSIDE = re.compile(r"\b(tell me|wondering|i wonder|explain|do you know|any idea|not sure (how|what|where))\b",
+                             re.I)
+YES = re.compile(r"^(yes|yeah|yep|yup|y|sure|ok|okay|correct|right|affirmative|of course|absolutely|i do|i have|"
+                 r"i can|it is|that's right|definitely|please do|go ahead|sounds good)\b", re.I)
+NO = re.compile(r"^(no|nope|nah|n|not really|negative|i don't|i do not|i haven't|i have not|i can't|i cannot|"
+                r"don't have|never|it isn't|it is not|none)\b", re.I)
+CANCEL = re.compile(r"\b(never ?mind|nevermind|forget (it|about it|that)|cancel( (it|that|this))?|stop (it|this)|"
+                    r"drop it|not interested|no longer need|don't need (it|that) anymore|scratch that)\b", re.I)
+GREETING = re.compile(r"^(hi|hello|hey|good (morning|afternoon|evening)|howdy|greetings|yo|sawasdee|สวัสดี)\b", re.I)
+THANKS = re.compile(r"^(thanks|thank you|thx|ty|cheers|great,? thanks|perfect|awesome|cool)\b", re.I)
+CORRECTION = re.compile(r"\b(actually|instead|rather|change (it|that|my)|make it|i meant|sorry,? i meant|no,? it's|"
+                        r"correction|switch to|update (it|my))\b", re.I)
+GO_BACK = re.compile(r"\b(go back|back to|previous (step|question)|start over|redo|re-?enter|change my answer|"
+                     r"wrong (id|number|email|answer)|made a mistake)\b", re.I)
+
+
+def is_question(text: str) -> bool:
+    """Whether a message asks something."""
+    t = text.strip()
+    return t.endswith("?") or bool(QUESTION_START.match(t)) or bool(QUESTION_INSIDE.search(t))
+
+
+def yes_no(text: str) -> bool | None:
+    """True for yes, False for no, None when neither."""
+    t = text.strip().lower()
+    if NO.match(t):
+        return False
+    if YES.match(t):
+        return True
+    return None
+
+
+def is_cancel(text: str) -> bool:
+    """Whether the customer abandons the current request."""
+    return bool(CANCEL.search(text))
+
+
+def is_greeting(text: str) -> bool:
+    """A greeting with little else in it."""
+    return bool(GREETING.match(text.strip())) and len(words(text)) <= 4
+
+
+def is_thanks(text: str) -> bool:
+    """A thank-you with little else in it."""
+    return bool(THANKS.match(text.strip())) and len(words(text)) <= 5
+
+
+def similar(a: str, b: str) -> float:
+    """Character similarity 0–1 (for typos)."""
+    import difflib
+
+    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()

@@ -1,0 +1,53 @@
+"""The tool protocol and argument validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.errors import ToolError
+from core.workspace import Param
+
+
+@dataclass
+class ToolSpec:
+    """What a tool is called, what it takes, how long it may run."""
+
+    name: str
+    description: str
+    params: list[Param] = field(default_factory=list)
+    accepts_extra: bool = False
+    timeout_s: float | None = None
+    side_effects: bool = False
+
+    def validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Check arguments: required present, no unknown names (unless extras are accepted).
+
+        Raises:
+            ToolError: kind ``bad_args`` naming the problem.
+        """
+        known = {p.name for p in self.params}
+        unknown = [k for k in args if k not in known]
+        if unknown and not self.accepts_extra:
+            raise ToolError(f"{self.name}: unknown argument(s) {', '.join(sorted(unknown))}", "bad_args")
+        missing = [p.name for p in self.params if not p.optional and args.get(p.name) in (None, "")]
+        if missing:
+            raise ToolError(f"{self.name}: missing required argument(s) {', '.join(missing)}", "bad_args")
+        return {k: v for k, v in args.items() if v is not None}
+
+
+class Tool(Protocol):
+    """Anything the gateway can call."""
+
+    spec: ToolSpec
+
+    def run(self, args: dict[str, Any]) -> Any:
+        """Run with validated arguments; raise ToolError on failure."""
+        ...
+
+
+def classify_error(message: str, kind: str = "failure") -> str:
+    """The failure kind of an error text: ``invalid_input`` when it says the input is wrong."""
+    if kind not in ("failure", ""):
+        return kind
+    return "invalid_input" if "invalid" in message.lower() else "failure"

@@ -1,0 +1,408 @@
+"""Workspace files: store.yaml, gar.csv, inventory, kb/, sops/ (ARCHITECTURE.md §4)."""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.errors import Location, WorkspaceError
+from core.problems import Problem, errors
+from core.yamlsrc import Path_, line_of, load_with_lines
+
+TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
+            "settings": dict, "description": str}
+INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
+ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
+AGENT_KEYS = {"goals": (str, list), "tools": list, "description": str}
+TOOL_KEYS = {"description": str, "params": list, "table": str, "key": dict, "not_found": str,
+             "http": dict, "python": str, "timeout_s": (int, float), "sheet": str}
+HTTP_KEYS = {"method": str, "url": str, "timeout_s": (int, float), "headers": dict}
+SETTINGS_KEYS = {"max_steps_per_turn": int, "tool_timeout_s": (int, float),
+                 "intent_threshold": (int, float), "kb_min_score": (int, float)}
+GAR_COLUMNS = ("action", "action_type", "user_interaction_metadata", "api", "params")
+ACTION_TYPES = {"api_call", "ask_user_input", "message_to_user", "external_knowledge"}
+MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Param:
+    """A slot named in gar.csv ``params``; ``?`` marks it optional."""
+
+    name: str
+    optional: bool = False
+
+
+@dataclass
+class GarRow:
+    """One row of the Global Action Repository."""
+
+    action: str
+    types: frozenset[str]
+    metadata: str
+    api: str
+    params: list[Param]
+    line: int
+
+    def has(self, kind: str) -> bool:
+        """Whether the row's action_type includes ``kind``."""
+        return kind in self.types
+
+
+@dataclass
+class ToolDecl:
+    """A tool declared in store.yaml."""
+
+    name: str
+    description: str = ""
+    params: list[Param] = field(default_factory=list)
+    table: str = ""
+    sheet: str = ""
+    key: dict[str, str] = field(default_factory=dict)
+    not_found: str = "not found"
+    http: dict[str, Any] = field(default_factory=dict)
+    python: str = ""
+    timeout_s: float | None = None
+    line: int = 0
+
+
+@dataclass
+class AgentDecl:
+    """A specialist agent and its row of the permission matrix."""
+
+    name: str
+    goals: list[str]
+    tools: list[str]
+    description: str = ""
+
+    def owns(self, goal_type: str) -> bool:
+        """Whether a goal type matches one of this agent's patterns."""
+        return any(_glob(p, goal_type) for p in self.goals)
+
+
+@dataclass
+class InventoryDecl:
+    """Where the inventory is and how its columns map to roles."""
+
+    source: str
+    columns: dict[str, str]
+    attributes: list[str]
+    sheet: str = ""
+
+
+@dataclass
+class StoreConfig:
+    """The parsed store.yaml."""
+
+    name: str
+    currency: str = ""
+    inventory: InventoryDecl | None = None
+    agents: dict[str, AgentDecl] = field(default_factory=dict)
+    tools: dict[str, ToolDecl] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def agent_for(self, goal_type: str, explicit: str = "") -> AgentDecl | None:
+        """The agent owning a goal type: the SOP's ``agent`` field, else the matching pattern."""
+        if explicit:
+            return self.agents.get(explicit)
+        for agent in self.agents.values():
+            if agent.owns(goal_type):
+                return agent
+        return None
+
+
+def _glob(pattern: str, name: str) -> bool:
+    regex = "^" + re.escape(pattern).replace(r"\*", ".*") + "$"
+    return re.match(regex, name) is not None
+
+
+def parse_params(text: str) -> list[Param]:
+    """Parse ``a|b|c?`` into params."""
+    out = []
+    for part in (text or "").split("|"):
+        part = part.strip()
+        if part:
+            out.append(Param(part.rstrip("?").strip(), part.endswith("?")))
+    return out
+
+
+def _did_you_mean(word: str, options: Any) -> str:
+    near = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+class _Checker:
+    """Collects problems about one YAML document with its line map."""
+
+    def __init__(self, file: str, lines: dict[Path_, int]) -> None:
+        self.file = file
+        self.lines = lines
+        self.problems: list[Problem] = []
+
+    def add(self, path: Path_, severity: str, message: str) -> None:
+        self.problems.append(Problem(self.file, line_of(self.lines, path), severity, message))  # type: ignore[arg-type]
+
+    def keys(self, data: dict[str, Any], spec: dict[str, Any], path: Path_, what: str) -> None:
+        for key, value in data.items():
+            if key not in spec:
+                self.add(path + (str(key),), "warning",
+                         f"unknown key {key!r} in {what}{_did_you_mean(str(key), spec)}")
+            elif value is not None and not isinstance(value, spec[key]):
+                want = spec[key]
+                names = "/".join(t.__name__ for t in want) if isinstance(want, tuple) else want.__name__
+                self.add(path + (str(key),), "error",
+                         f"{what} key {key!r} must be {names}, got {type(value).__name__}")
+
+
+def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
+    """Parse and validate store.yaml; problems carry line numbers."""
+    file = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return StoreConfig(name=path.parent.name), [Problem(file, 0, "error", "store.yaml is missing")]
+    except UnicodeDecodeError:
+        return StoreConfig(name=path.parent.name), [Problem(file, 0, "error", "not UTF-8 text")]
+    try:
+        data, lines = load_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 0
+        col = mark.column + 1 if mark else 0
+        msg = getattr(exc, "problem", None) or str(exc)
+        return StoreConfig(name=path.parent.name), [Problem(file, line, "error", f"YAML syntax: {msg}", col)]
+    chk = _Checker(file, lines)
+    if not isinstance(data, dict):
+        chk.add((), "error", "store.yaml must be a mapping of keys (name, agents, ...)")
+        return StoreConfig(name=path.parent.name), chk.problems
+    chk.keys(data, TOP_KEYS, (), "store.yaml")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        chk.add(("name",), "error", "required key 'name' (the store's name) is missing")
+    cfg = StoreConfig(name=str(name or path.parent.name), currency=str(data.get("currency") or ""),
+                      description=str(data.get("description") or ""))
+    cfg.inventory = _inventory(data.get("inventory"), chk)
+    cfg.agents = _agents(data.get("agents"), chk)
+    cfg.tools = _tools(data.get("tools"), chk)
+    settings = data.get("settings") or {}
+    if isinstance(settings, dict):
+        chk.keys(settings, SETTINGS_KEYS, ("settings",), "settings")
+        cfg.settings = {k: v for k, v in settings.items() if k in SETTINGS_KEYS}
+    return cfg, chk.problems
+
+
+def _inventory(raw: Any, chk: _Checker) -> InventoryDecl | None:
+    if raw is None or not isinstance(raw, dict):
+        return None
+    chk.keys(raw, INVENTORY_KEYS, ("inventory",), "inventory")
+    source = raw.get("source")
+    if not isinstance(source, str) or not source:
+        chk.add(("inventory",), "error", "inventory needs 'source' (a .csv/.xlsx path or a CSV URL)")
+        return None
+    cols = raw.get("columns") or {}
+    if not isinstance(cols, dict):
+        cols = {}
+    for role in cols:
+        if role not in ROLES:
+            chk.add(("inventory", "columns", str(role)), "warning",
+                    f"unknown column role {role!r}{_did_you_mean(str(role), ROLES)}")
+    for role in ("name", "price"):
+        if role not in cols:
+            chk.add(("inventory", "columns"), "error", f"inventory.columns must map the {role!r} role")
+    attrs = raw.get("attributes") or []
+    return InventoryDecl(source=source, columns={str(k): str(v) for k, v in cols.items()},
+                         attributes=[str(a) for a in attrs] if isinstance(attrs, list) else [],
+                         sheet=str(raw.get("sheet") or ""))
+
+
+def _agents(raw: Any, chk: _Checker) -> dict[str, AgentDecl]:
+    if not isinstance(raw, dict) or not raw:
+        chk.add(("agents",), "error", "store.yaml needs 'agents' (name -> goals pattern and tools)")
+        return {}
+    out: dict[str, AgentDecl] = {}
+    for name, spec in raw.items():
+        if not isinstance(spec, dict):
+            chk.add(("agents", str(name)), "error", f"agent {name!r} must be a mapping with goals and tools")
+            continue
+        chk.keys(spec, AGENT_KEYS, ("agents", str(name)), f"agent {name!r}")
+        goals = spec.get("goals") or f"{name}.*"
+        goal_list = [goals] if isinstance(goals, str) else [str(g) for g in goals]
+        tools = spec.get("tools") or []
+        out[str(name)] = AgentDecl(str(name), goal_list, [str(t) for t in tools] if isinstance(tools, list) else [],
+                                   str(spec.get("description") or ""))
+    return out
+
+
+def _tools(raw: Any, chk: _Checker) -> dict[str, ToolDecl]:
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, ToolDecl] = {}
+    for name, spec in raw.items():
+        path: Path_ = ("tools", str(name))
+        if not isinstance(spec, dict):
+            chk.add(path, "error", f"tool {name!r} must be a mapping")
+            continue
+        chk.keys(spec, TOOL_KEYS, path, f"tool {name!r}")
+        kinds = [k for k in ("table", "http", "python") if spec.get(k)]
+        if len(kinds) != 1:
+            chk.add(path, "error", f"tool {name!r} needs exactly one of table, http, python (has {kinds or 'none'})")
+            continue
+        params = spec.get("params") or []
+        decl = ToolDecl(name=str(name), description=str(spec.get("description") or ""),
+                        params=parse_params("|".join(str(p) for p in params)) if isinstance(params, list) else [],
+                        table=str(spec.get("table") or ""), sheet=str(spec.get("sheet") or ""),
+                        key={str(k): str(v) for k, v in (spec.get("key") or {}).items()},
+                        not_found=str(spec.get("not_found") or "not found"),
+                        http=dict(spec.get("http") or {}), python=str(spec.get("python") or ""),
+                        timeout_s=spec.get("timeout_s"), line=line_of(chk.lines, path))
+        if decl.http:
+            chk.keys(decl.http, HTTP_KEYS, path + ("http",), f"tool {name!r} http")
+            if not decl.http.get("url"):
+                chk.add(path + ("http",), "error", f"tool {name!r}: http needs a url")
+        if decl.python and ":" not in decl.python:
+            chk.add(path + ("python",), "error", f"tool {name!r}: python must be 'file.py:function'")
+        if decl.table and not decl.key:
+            chk.add(path, "error", f"tool {name!r}: a table tool needs 'key' (param -> column)")
+        out[decl.name] = decl
+    return out
+
+
+def load_gar(path: Path) -> tuple[list[GarRow], list[Problem]]:
+    """Parse gar.csv; problems name the line."""
+    file = path.name
+    if not path.exists():
+        return [], [Problem(file, 0, "error", "gar.csv is missing")]
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [Problem(file, 0, "error", f"not UTF-8 text (byte {exc.start})")]
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        return [], [Problem(file, 1, "error", "gar.csv is empty")]
+    header = [h.strip() for h in header]
+    missing = [c for c in GAR_COLUMNS if c not in header]
+    if missing:
+        return [], [Problem(file, 1, "error", f"missing column(s): {', '.join(missing)}"
+                            f" (expected {', '.join(GAR_COLUMNS)})")]
+    problems: list[Problem] = []
+    rows: list[GarRow] = []
+    seen: dict[str, int] = {}
+    for lineno, cells in enumerate(reader, start=2):
+        if not any(c.strip() for c in cells):
+            continue
+        rec = dict(zip(header, (c.strip() for c in cells), strict=False))
+        row = _gar_row(rec, lineno, file, problems)
+        if row is None:
+            continue
+        key = normalise_action(row.action)
+        if key in seen:
+            problems.append(Problem(file, lineno, "error",
+                                    f"duplicate action {row.action!r} (first on line {seen[key]})"))
+            continue
+        seen[key] = lineno
+        rows.append(row)
+    return rows, problems
+
+
+def _gar_row(rec: dict[str, str], lineno: int, file: str, problems: list[Problem]) -> GarRow | None:
+    action = rec.get("action", "")
+    if not action:
+        problems.append(Problem(file, lineno, "error", "empty action"))
+        return None
+    types = frozenset(t.strip() for t in rec.get("action_type", "").split("|") if t.strip())
+    bad = types - ACTION_TYPES
+    if bad or not types:
+        problems.append(Problem(file, lineno, "error",
+                                f"action {action!r}: unknown action_type {sorted(bad) or '(empty)'}"
+                                f"; use {', '.join(sorted(ACTION_TYPES))}"))
+        return None
+    api = rec.get("api", "")
+    if "api_call" in types and not api:
+        problems.append(Problem(file, lineno, "error", f"action {action!r} is an api_call but names no api"))
+    params = parse_params(rec.get("params", ""))
+    if "ask_user_input" in types and not params:
+        problems.append(Problem(file, lineno, "error",
+                                f"action {action!r} asks the user but names no slot in params"))
+    return GarRow(action, types, rec.get("user_interaction_metadata", ""), api, params, lineno)
+
+
+def normalise_action(text: str) -> str:
+    """Lower-case, single-spaced action text for exact matching."""
+    return " ".join(re.sub(r"[^\w\s-]", " ", text.lower()).split())
+
+
+def read_text_file(path: Path, *, limit: int = MAX_FILE_BYTES) -> str:
+    """Read a user's text file, refusing binary, non-UTF-8 or oversized content with a clear error."""
+    size = path.stat().st_size
+    if size > limit:
+        raise WorkspaceError(f"file is {size / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB",
+                             Location(str(path)))
+    raw = path.read_bytes()
+    if b"\x00" in raw[:8192]:
+        raise WorkspaceError("binary file, expected UTF-8 text", Location(str(path)))
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise WorkspaceError(f"not UTF-8 text (bad byte at offset {exc.start})",
+                             Location(str(path), line)) from exc
+
+
+@dataclass
+class WorkspaceFiles:
+    """The parsed workspace files (SOPs are compiled separately)."""
+
+    root: Path
+    config: StoreConfig
+    gar: list[GarRow]
+    problems: list[Problem]
+
+    @property
+    def id(self) -> str:
+        """A stable id for the workspace (its folder name)."""
+        return self.root.resolve().name
+
+    def sop_files(self) -> list[Path]:
+        """The SOP files, sorted."""
+        d = self.root / "sops"
+        return sorted(p for p in d.glob("*") if p.suffix in (".sop", ".json")) if d.is_dir() else []
+
+    def kb_files(self) -> list[Path]:
+        """The knowledge-base documents, sorted."""
+        d = self.root / "kb"
+        return sorted(p for p in d.rglob("*") if p.suffix.lower() in (".md", ".txt")) if d.is_dir() else []
+
+    def state_dir(self) -> Path:
+        """Where default SQLite files live (git-ignored)."""
+        return self.root / ".state"
+
+
+def load_workspace_files(root: str | Path) -> WorkspaceFiles:
+    """Load store.yaml and gar.csv of a workspace.
+
+    Raises:
+        WorkspaceError: when the folder does not exist.
+    """
+    path = Path(root)
+    if not path.is_dir():
+        raise WorkspaceError("workspace folder does not exist", Location(str(path)))
+    cfg, p1 = load_store_config(path / "store.yaml")
+    gar, p2 = load_gar(path / "gar.csv")
+    return WorkspaceFiles(path, cfg, gar, p1 + p2)
+
+
+def raise_on_errors(problems: list[Problem]) -> None:
+    """Raise the first error as a WorkspaceError (with all errors in the message)."""
+    errs = errors(problems)
+    if errs:
+        first = errs[0]
+        more = f" (+{len(errs) - 1} more; run `python -m core lint`)" if len(errs) > 1 else ""
+        raise WorkspaceError(first.message + more, Location(first.file, first.line, first.column))
