@@ -374,7 +374,7 @@ class SpecialistAgent:
 
 
 def _compact(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: item[k] for k in ("sku", "name", "brand", "price", "stock") if k in item}
+    return {k: item[k] for k in ("sku", "name", "category", "brand", "price", "stock") if k in item}
 
 
 def _linear_order(sop: Sop) -> list[str]:

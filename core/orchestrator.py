@@ -24,6 +24,7 @@ from core.tools.gateway import ToolGateway, ToolScript
 MAX_CONFLICT_RETRIES = 3
 HISTORY_LIMIT = 40
 INTENT_MARGIN = 0.05
+STRONG_INTENT = 0.75
 KB_TOOL = "knowledge_base.search"
 INVENTORY_TOOL = "inventory.query"
 
@@ -147,7 +148,11 @@ class Orchestrator:
 
     def _clear_answer(self, goal: Goal | None, text: str) -> bool:
         """A short reply that is plainly an answer to the pending ask needs no intent embedding."""
-        if goal is None or not goal.pending or len(T.words(text)) > 4 or T.is_question(text):
+        return len(T.words(text)) <= 4 and self._answers_pending(goal, text)
+
+    def _answers_pending(self, goal: Goal | None, text: str) -> bool:
+        """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
+        if goal is None or not goal.pending or T.is_question(text):
             return False
         sop = self.sops.get(goal.type)
         node = sop.node(goal.pending) if sop else None
@@ -194,7 +199,8 @@ class Orchestrator:
             return None
         agent = self._agent(active)
         asop = self.sops.get(active.type)
-        if agent and asop and active.pending and self._clear_answer(active, t.perception.text):
+        if agent and asop and active.pending and self._answers_pending(active, t.perception.text) \
+                and best[1] < STRONG_INTENT:
             return None
         return sop
 
@@ -204,7 +210,10 @@ class Orchestrator:
             t.ops.bring_forward(waiting)
             t.trace.decisions.append(f"customer returned to {sop.id}")
             self._volunteered(t, waiting, sop, opening=False)
-            self._run_active(t)
+            if waiting.pending:
+                self._reprompt(t, waiting)
+            else:
+                self._run_active(t)
             return
         goal = t.ops.new_goal(sop.id, sop.priority)
         goal.step = sop.start
@@ -227,7 +236,9 @@ class Orchestrator:
         if agent is None:
             return
         found = agent.extract_volunteered(goal, sop, t.perception.text, opening=opening)
-        feats = [f for f in self.vocab.features if f in t.perception.text.lower()]
+        names = set(sop.slot_names())
+        low = f" {' '.join(T.words(t.perception.text))} "
+        feats = [f for f in self.vocab.features if f" {f} " in low and f not in names]
         if feats:
             found["features"] = feats
         goal.slots.update(found)
@@ -238,7 +249,7 @@ class Orchestrator:
         if agent is None:
             return
         p = t.perception
-        if goal.pending and p.question and not self._clear_answer(goal, p.text) and not _choice_words(p.text):
+        if goal.pending and p.question and not self._answers_pending(goal, p.text) and not _choice_words(p.text):
             self._doubt(t, goal, sop)
             return
         changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
@@ -259,9 +270,13 @@ class Orchestrator:
     def _invalid(self, t: Turn, goal: Goal, sop: Sop) -> None:
         node = sop.node(goal.pending)
         p = t.perception
-        if p.greeting or p.thanks:
-            t.messages.append("Hello!" if p.greeting else "You're welcome!")
-        elif node is not None:
+        social = _social_reply(p.text, p.greeting, p.thanks)
+        if social:
+            t.messages.append(social)
+            t.trace.decisions.append("small talk while a question is pending: asking it again")
+            self._reprompt(t, goal)
+            return
+        if node is not None:
             expects = node.expects or "an answer to my question"
             t.messages.append(f"Sorry, I didn't catch that. I need {_article(expects)}.")
         t.trace.decisions.append("answer did not fit the pending question: asking again")
@@ -274,7 +289,7 @@ class Orchestrator:
         sop = self.sops.get(goal.type)
         title = sop.title.lower() if sop else goal.type
         t.trace.decisions.append(f"customer cancelled {goal.type}")
-        t.messages.append(f"No problem, I've stopped the {title} request.")
+        t.messages.append(f"No problem, I have cancelled that request ({title}).")
         resumed = t.ops.mark_done("cancelled")
         if resumed is not None:
             self._resume(t, resumed)
@@ -311,7 +326,10 @@ class Orchestrator:
 
     def _item_follow_up(self, t: Turn, goal: Goal, agent: SpecialistAgent, text: str) -> None:
         cands = goal.slots.get("candidates") or []
-        ref = resolve_reference(text, cands) if cands else None
+        named = find_vocab(text, self.vocab.categories)
+        other_category = named is not None and all(
+            str(c.get("category", named)).lower() != named.lower() for c in cands)
+        ref = resolve_reference(text, cands) if cands and not other_category else None
         if ref is not None and ref.get("sku"):
             call = self._call(t, agent.name, INVENTORY_TOOL, {"sku": ref["sku"]})
             t.trace.actions.append(f"follow-up: {INVENTORY_TOOL}")
@@ -351,7 +369,9 @@ class Orchestrator:
 
     def _no_goal(self, t: Turn) -> None:
         p = t.perception
-        if p.greeting:
+        if T.is_hostile(p.text):
+            t.messages.append(f"I'm sorry this has been frustrating. {self._capabilities()}")
+        elif p.greeting:
             t.messages.append(f"Hello! {self._capabilities()}")
         elif p.thanks:
             t.messages.append("You're welcome! Anything else I can help with?")
@@ -499,6 +519,16 @@ def _merge_summary(prefs: PreferenceSummary, update: PreferenceUpdate) -> Prefer
     if update.communication_style:
         data["communication_style"] = update.communication_style
     return PreferenceSummary.model_validate(data)
+
+
+def _social_reply(text: str, greeting: bool, thanks: bool) -> str:
+    if T.is_hostile(text):
+        return "I'm sorry this has been frustrating. I'm here to help."
+    if greeting:
+        return "Hello!"
+    if thanks:
+        return "You're welcome!"
+    return ""
 
 
 def _choice_words(text: str) -> bool:

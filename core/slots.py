@@ -214,7 +214,8 @@ def _model(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> 
     m = re.search(r"\b([A-Z][A-Za-z]+(?:\s+[A-Z0-9][\w-]*){1,3})\b", msg)
     if m and not T.is_question(msg):
         return m.group(1)
-    if asked and not T.is_question(msg) and 0 < len(T.words(msg)) <= 5:
+    if asked and not T.is_question(msg) and not T.is_hostile(msg) and 0 < len(T.words(msg)) <= 5 \
+            and any(re.search(r"[A-Z0-9]", tok) for tok in msg.split()[1:] + msg.split()[:1]):
         return msg.strip().rstrip(".!")
     return None
 

@@ -200,3 +200,11 @@ def similar(a: str, b: str) -> float:
     import difflib
 
     return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
+HOSTILE = re.compile(r"\b(useless|stupid|idiot|dumb|hate you|shut up|worst|garbage|trash|moron|suck)\b", re.I)
+
+
+def is_hostile(text: str) -> bool:
+    """An insult or angry outburst (answered politely, never held against the flow)."""
+    return bool(HOSTILE.search(text))

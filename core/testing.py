@@ -1,0 +1,260 @@
+"""The conversation test runner (ARCHITECTURE.md §6) with the §7 invariants checked every turn."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.agents import MAX_ATTEMPTS
+from core.build import Workspace, build_orchestrator, load_workspace
+from core.errors import UserInputError
+from core.grounding import allowed_numbers, ungrounded
+from core.memory import LocalPreferenceMemory
+from core.models import GoalStatus, SessionState
+from core.orchestrator import Orchestrator
+from core.store import open_state_store
+from core.tools.gateway import ToolScript
+
+EXPECT_KEYS = {"active_goal", "status", "missing", "slots", "stack", "tools", "actions", "goal_status",
+               "reply_contains", "reply_not_contains", "ended"}
+
+
+@dataclass
+class TurnResult:
+    user: str
+    reply: str
+    passed: bool
+    failures: list[str] = field(default_factory=list)
+    session: str = "s1"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"user": self.user, "reply": self.reply, "passed": self.passed, "failures": self.failures,
+                "session": self.session}
+
+
+@dataclass
+class FileResult:
+    file: str
+    name: str
+    turns: list[TurnResult] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and all(t.passed for t in self.turns)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "name": self.name, "passed": self.passed, "error": self.error,
+                "turns": [t.as_dict() for t in self.turns]}
+
+
+class WorkspaceCache:
+    """Loaded workspaces shared across test files (loading embeds SOP triggers and KB once)."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[Path, Workspace] = {}
+
+    def get(self, root: Path) -> Workspace:
+        key = root.resolve()
+        if key not in self._loaded:
+            self._loaded[key] = load_workspace(key)
+        return self._loaded[key]
+
+
+def collect(paths: list[str]) -> list[Path]:
+    """Test files under the given files/folders (``*.yaml``/``*.yml``), sorted."""
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out += sorted([*path.rglob("*.yaml"), *path.rglob("*.yml")])
+        elif path.exists():
+            out.append(path)
+        else:
+            raise UserInputError(f"no such test file or folder: {p}")
+    return out
+
+
+def run_file(path: Path, default_workspace: Path | None, cache: WorkspaceCache) -> FileResult:
+    """Run one conversation file on a fresh temporary state store and preference store."""
+    try:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        return FileResult(str(path), path.stem, error=f"cannot read test file: {exc}")
+    result = FileResult(str(path), str(spec.get("name") or path.stem))
+    ws_root = (path.parent / spec["workspace"]) if spec.get("workspace") else default_workspace
+    if ws_root is None:
+        result.error = "no workspace: set 'workspace:' in the file or pass --workspace"
+        return result
+    with tempfile.TemporaryDirectory(prefix="sop-test-") as tmp:
+        store = open_state_store(f"sqlite:///{tmp}/sessions.sqlite")
+        memory = LocalPreferenceMemory(Path(tmp) / "preferences.sqlite")
+        try:
+            orch = build_orchestrator(ws_root, store=store, memory=memory, loaded=cache.get(ws_root))
+            _run_turns(orch, spec, result)
+        except UserInputError as exc:
+            result.error = str(exc)
+        finally:
+            store.close()
+            memory.close()
+    return result
+
+
+def _run_turns(orch: Orchestrator, spec: dict[str, Any], result: FileResult) -> None:
+    customer = spec.get("customer_id")
+    file_tools = spec.get("tools") or {}
+    checker = InvariantChecker(orch)
+    for i, turn in enumerate(spec.get("turns") or [], start=1):
+        session = str(turn.get("session") or "s1")
+        user = str(turn.get("user", ""))
+        script = ToolScript({**file_tools, **(turn.get("tools") or {})})
+        before = orch.load_state(session)
+        reply = orch.handle_message(session, user, customer_id=customer, script=script)
+        state = orch.load_state(session)
+        trace = orch.last_trace(session) or {}
+        assert state is not None
+        failures = [f"unknown expect key {k!r}" for k in (turn.get("expect") or {}) if k not in EXPECT_KEYS]
+        failures += check_expect(turn.get("expect") or {}, state, trace, reply)
+        failures += checker.check(before, state, trace, reply)
+        result.turns.append(TurnResult(user, reply, not failures, failures, session))
+
+
+def check_expect(expect: dict[str, Any], state: SessionState, trace: dict[str, Any], reply: str) -> list[str]:
+    """Compare one turn's outcome with its ``expect`` block."""
+    fails: list[str] = []
+    goal = state.active_goal
+    if "active_goal" in expect and (goal.type if goal else None) != expect["active_goal"]:
+        fails.append(f"active_goal: expected {expect['active_goal']!r}, got {goal.type if goal else None!r}")
+    if "status" in expect and (goal.status.value if goal else None) != expect["status"]:
+        fails.append(f"status: expected {expect['status']!r}, got {goal.status.value if goal else None!r}")
+    if "missing" in expect:
+        have = goal.missing if goal else []
+        lacking = [m for m in expect["missing"] if m not in have]
+        if lacking:
+            fails.append(f"missing: expected {lacking} among {have}")
+    if "slots" in expect:
+        have_slots = goal.slots if goal else {}
+        for k, v in expect["slots"].items():
+            if not _same(have_slots.get(k), v):
+                fails.append(f"slots.{k}: expected {v!r}, got {have_slots.get(k)!r}")
+    if "stack" in expect:
+        stack = [state.goals[g].type for g in state.goal_stack]
+        if stack != list(expect["stack"]):
+            fails.append(f"stack: expected {expect['stack']}, got {stack}")
+    fails += _expect_lists(expect, trace)
+    if "goal_status" in expect:
+        for gtype, want in expect["goal_status"].items():
+            g = state.latest_goal(gtype)
+            got = g.status.value if g else None
+            if got != want:
+                fails.append(f"goal_status.{gtype}: expected {want!r}, got {got!r}")
+    low = reply.lower()
+    for s in expect.get("reply_contains") or []:
+        if str(s).lower() not in low:
+            fails.append(f"reply_contains: {s!r} not in reply")
+    for s in expect.get("reply_not_contains") or []:
+        if str(s).lower() in low:
+            fails.append(f"reply_not_contains: {s!r} is in reply")
+    if "ended" in expect:
+        ended = state.active_goal_id is None and not state.goal_stack
+        if ended != bool(expect["ended"]):
+            fails.append(f"ended: expected {expect['ended']}, got {ended}")
+    return fails
+
+
+def _expect_lists(expect: dict[str, Any], trace: dict[str, Any]) -> list[str]:
+    fails = []
+    if "tools" in expect:
+        tools = [c["tool"] for c in trace.get("tool_calls", [])]
+        if tools != list(expect["tools"]):
+            fails.append(f"tools: expected {expect['tools']}, got {tools}")
+    if "actions" in expect:
+        actions = [a for a in trace.get("actions", []) if not a.startswith("follow-up:")]
+        if actions != list(expect["actions"]):
+            fails.append(f"actions: expected {expect['actions']}, got {actions}")
+    return fails
+
+
+def _same(have: Any, want: Any) -> bool:
+    if isinstance(want, int | float) and not isinstance(want, bool):
+        try:
+            return float(have) == float(want)
+        except (TypeError, ValueError):
+            return False
+    if isinstance(want, str) and isinstance(have, str):
+        return have.strip().lower() == want.strip().lower()
+    return bool(have == want)
+
+
+class InvariantChecker:
+    """ARCHITECTURE.md §7, checked after every turn."""
+
+    def __init__(self, orch: Orchestrator) -> None:
+        self.orch = orch
+
+    def check(self, before: SessionState | None, state: SessionState, trace: dict[str, Any], reply: str) -> list[str]:
+        fails: list[str] = []
+        fails += self._blocked(state)
+        fails += self._stack(before, state, trace)
+        fails += self._permissions(trace)
+        fails += self._grounding(state, reply)
+        expected_version = (before.version if before else 0) + 1
+        if state.version != expected_version:
+            fails.append(f"invariant: version {state.version}, expected {expected_version}")
+        for g in state.goals.values():
+            for node, n in g.attempts.items():
+                if n > MAX_ATTEMPTS:
+                    fails.append(f"invariant: {g.type} step {node} ran {n} times without progress")
+        return fails
+
+    @staticmethod
+    def _blocked(state: SessionState) -> list[str]:
+        return [f"invariant: blocked goal {g.type} lacks missing/next_question" for g in state.goals.values()
+                if g.status == GoalStatus.BLOCKED and (not g.missing or not g.next_question)]
+
+    @staticmethod
+    def _stack(before: SessionState | None, state: SessionState, trace: dict[str, Any]) -> list[str]:
+        fails = []
+        if state.active_goal_id and state.active_goal_id in state.goal_stack:
+            fails.append("invariant: the active goal is also on the stack")
+        for gid in state.goal_stack:
+            if state.goals[gid].status != GoalStatus.SUSPENDED:
+                fails.append(f"invariant: stacked goal {state.goals[gid].type} is {state.goals[gid].status.value}")
+        stack = list(before.goal_stack) if before else []
+        for op in trace.get("stack_ops", []):
+            if op["op"] == "push":
+                if op["goal_id"] in stack:
+                    fails.append("invariant: a goal was pushed twice")
+                stack.append(op["goal_id"])
+            elif op["op"] == "pop":
+                if op["goal_id"] not in stack:
+                    fails.append("invariant: popped a goal that was not on the stack")
+                else:
+                    stack.remove(op["goal_id"])
+        if sorted(stack) != sorted(state.goal_stack):
+            fails.append(f"invariant: stack changed without push/pop ({stack} vs {state.goal_stack})")
+        return fails
+
+    def _permissions(self, trace: dict[str, Any]) -> list[str]:
+        fails = []
+        for c in trace.get("tool_calls", []):
+            agent, tool = c.get("agent"), c.get("tool")
+            if agent == "orchestrator" and tool == "knowledge_base.search":
+                continue
+            if not self.orch.gateway.allowed(agent, tool):
+                fails.append(f"invariant: {agent} called {tool} outside its permissions")
+        return fails
+
+    def _grounding(self, state: SessionState, reply: str) -> list[str]:
+        sources: list[Any] = [m.text for m in state.history if m.role == "user"]
+        for g in state.goals.values():
+            sources += [e.observation for e in g.memory]
+            sources.append(g.slots)
+        for t in self.orch.store.traces(state.session_id):
+            sources += [c.get("result") for c in t.get("tool_calls", [])]
+        bad = ungrounded(reply, allowed_numbers(sources) | self.orch._sop_text_numbers)
+        return [f"invariant: reply states ungrounded number(s) {bad}"] if bad else []
