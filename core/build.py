@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core import text as T
 from core.agents import AgentEnv, SpecialistAgent
 from core.brains.rule import RuleBrain
 from core.errors import UserInputError
@@ -145,7 +146,9 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
     st = store or open_state_store(url)
     mem = memory or LocalPreferenceMemory(state_dir / "preferences.sqlite")
-    rule = RuleBrain(ws.embedder, ws.sops)
+    lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
+    lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
+    rule = RuleBrain(ws.embedder, ws.sops, lexicon)
     env = AgentEnv(rule, slot_types(ws.sops, ws.vocab), cfg.currency, settings.max_steps_per_turn,
                    {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()})
     agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
@@ -157,4 +160,5 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
     return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=rule,
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
-                        settings=settings, store_name=cfg.name)
+                        settings=settings, store_name=cfg.name,
+                        grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])

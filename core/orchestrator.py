@@ -58,7 +58,7 @@ class Orchestrator:
     def __init__(self, *, workspace_id: str, sops: list[Sop], agents: dict[str, SpecialistAgent],
                  sop_agent: dict[str, str], brain: Brain, gateway: ToolGateway, store: StateStore,
                  memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
-                 store_name: str = "") -> None:
+                 store_name: str = "", grounding_text: list[str] | None = None) -> None:
         self.workspace_id = workspace_id
         self.sops = {s.id: s for s in sops}
         self.agents = agents
@@ -71,7 +71,7 @@ class Orchestrator:
         self.currency = currency
         self.settings = settings
         self.store_name = store_name
-        self._sop_text_numbers = allowed_numbers([s.source for s in sops])
+        self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,

@@ -208,3 +208,17 @@ HOSTILE = re.compile(r"\b(useless|stupid|idiot|dumb|hate you|shut up|worst|garba
 def is_hostile(text: str) -> bool:
     """An insult or angry outburst (answered politely, never held against the flow)."""
     return bool(HOSTILE.search(text))
+
+
+def correct_spelling(text: str, lexicon: set[str]) -> str:
+    """Replace words that are near-misses of lexicon words (typos) by those words."""
+    import difflib
+
+    out = []
+    for word in words(text):
+        if word in lexicon or word in STOPWORDS or len(word) < 4 or not word.isalpha():
+            out.append(word)
+            continue
+        near = difflib.get_close_matches(word, lexicon, n=1, cutoff=0.8)
+        out.append(near[0] if near else word)
+    return " ".join(out)

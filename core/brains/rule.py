@@ -29,8 +29,9 @@ FALSEY_STRINGS = {"no", "false", "none", "not found", "n", "0", "fail", "failed"
 class RuleBrain:
     """Deterministic interpretation; vocabulary comes from the workspace."""
 
-    def __init__(self, embedder: CachedEmbedder, sops: list[Sop]) -> None:
+    def __init__(self, embedder: CachedEmbedder, sops: list[Sop], lexicon: set[str] | None = None) -> None:
         self.embedder = embedder
+        self.lexicon = set(lexicon or set())
         self._sop_ids: list[str] = []
         texts: list[str] = []
         for sop in sops:
@@ -38,6 +39,7 @@ class RuleBrain:
                 if trig.strip():
                     self._sop_ids.append(sop.id)
                     texts.append(trig)
+                    self.lexicon.update(T.words(trig))
         self._vectors = embedder.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
 
     # ------------------------------------------------------------ perception
@@ -46,7 +48,7 @@ class RuleBrain:
                        greeting=T.is_greeting(text), thanks=T.is_thanks(text),
                        correction=bool(T.CORRECTION.search(text)), go_back=bool(T.GO_BACK.search(text)))
         if need_intents and len(self._sop_ids) and T.tokens(text):
-            q = self.embedder.embed([text])[0]
+            q = self.embedder.embed([T.correct_spelling(text, self.lexicon)])[0]
             scores = self._vectors @ q
             best: dict[str, float] = {}
             for sid, s in zip(self._sop_ids, scores, strict=True):
