@@ -79,20 +79,28 @@ class SpecialistAgent:
     def types(self, sop: Sop) -> dict[str, SlotType]:
         return self.env.slot_types.get(sop.id, {})
 
+    def answer_values(self, goal: Goal, sop: Sop, text: str, *, typed_only: bool = False) -> dict[str, Any]:
+        """Valid values a message gives for the pending ask's slots (free text left out when ``typed_only``)."""
+        node = sop.node(goal.pending)
+        if node is None or not node.asks:
+            return {}
+        types = self.types(sop)
+        values: dict[str, Any] = {}
+        for p in node.fills:
+            st = types.get(p.name)
+            if st is None or (typed_only and st.kind == "text"):
+                continue
+            val = extract(st, text, asked=True, candidates=goal.slots.get("candidates"))
+            if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
+                values[p.name] = val
+        return values
+
     def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
         """Interpret a reply to the pending ask: True valid, False invalid, None when nothing is pending."""
         node = sop.node(goal.pending)
         if node is None or not node.asks:
             return None
-        types = self.types(sop)
-        values: dict[str, Any] = {}
-        for p in node.fills:
-            st = types.get(p.name)
-            if st is None:
-                continue
-            val = extract(st, text, asked=True, candidates=goal.slots.get("candidates"))
-            if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
-                values[p.name] = val
+        values = self.answer_values(goal, sop, text)
         required = [p.name for p in node.fills if not p.optional]
         ok = bool(values) and all(r in values for r in required)
         goal.memory.append(MemoryEntry(action=node.label, observation=values if ok else text,

@@ -12,9 +12,9 @@ from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
 from core.brains.base import Brain, Perception
 from core.errors import StateConflictError
 from core.goals import GoalOps
-from core.grounding import allowed_numbers, ungrounded
-from core.memory.base import PreferenceMemory, PreferenceSummary, PreferenceUpdate
-from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
+from core.grounding import allowed_numbers, session_sources, ungrounded
+from core.memory.base import PreferenceMemory, PreferenceSummary, PreferenceUpdate, apply_update
+from core.models import Goal, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
 from core.slots import Vocabulary, find_vocab, resolve_reference
 from core.sop.graph import Sop
@@ -119,7 +119,7 @@ class Orchestrator:
         cust = self._customer(state)
         prefs = self._safe_summary(cust)
         update = extract_preferences(text, self.vocab)
-        prefs = _merge_summary(prefs, update)
+        prefs = apply_update(prefs, update)
         trace = Trace(session_id=session_id, turn=state.turn, user=text)
         trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump()}
         active = state.active_goal
@@ -155,20 +155,10 @@ class Orchestrator:
         if goal is None or not goal.pending or T.is_question(text):
             return False
         sop = self.sops.get(goal.type)
-        node = sop.node(goal.pending) if sop else None
         agent = self._agent(goal)
-        if node is None or agent is None:
+        if sop is None or agent is None:
             return False
-        from core.slots import extract, validate
-
-        types = agent.types(sop) if sop else {}
-        for p in node.fills:
-            st = types.get(p.name)
-            if st is not None and st.kind != "text":
-                val = extract(st, text, asked=True, candidates=goal.slots.get("candidates"))
-                if validate(st, val) or val is False:
-                    return True
-        return False
+        return bool(agent.answer_values(goal, sop, text, typed_only=True))
 
     # ------------------------------------------------------------------ routing
     def _route(self, t: Turn) -> None:
@@ -295,13 +285,16 @@ class Orchestrator:
             self._resume(t, resumed)
 
     def _resume(self, t: Turn, goal: Goal) -> None:
-        sop = self.sops.get(goal.type)
-        if sop is not None:
-            t.messages.append(f"Now, back to where we were with {sop.title[0].lower() + sop.title[1:]}.")
+        if not self._announce_resume(t, goal):
+            self._run_active(t)
+
+    def _announce_resume(self, t: Turn, goal: Goal) -> bool:
+        """Tell the customer we are back to a resumed goal; re-ask its question. True when it waits on one."""
+        t.messages.append("Now, back to where we were.")
         if goal.pending:
             self._reprompt(t, goal)
-        else:
-            self._run_active(t)
+            return True
+        return False
 
     def _reprompt(self, t: Turn, goal: Goal) -> None:
         if goal.next_question:
@@ -402,12 +395,7 @@ class Orchestrator:
             if not resp.done:
                 return
             resumed = t.ops.mark_done(resp.outcome)
-            if resumed is None:
-                return
-            sop = self.sops.get(resumed.type)
-            t.messages.append("Now, back to where we were.")
-            if resumed.pending:
-                self._reprompt(t, resumed)
+            if resumed is None or self._announce_resume(t, resumed):
                 return
 
     def _run_goal(self, t: Turn, goal: Goal) -> AgentRunResponse:
@@ -458,11 +446,7 @@ class Orchestrator:
         reply = "\n\n".join(m.strip() for m in t.messages if m and m.strip())
         if not reply:
             reply = "Sorry, I'm not sure how to help with that. Could you rephrase?"
-        sources: list[Any] = [m.text for m in t.state.history if m.role == "user"]
-        for g in t.state.goals.values():
-            sources += [e.observation for e in g.memory]
-            sources.append(g.slots)
-        sources += [c.result for c in t.trace.tool_calls]
+        sources = session_sources(t.state) + [c.result for c in t.trace.tool_calls]
         allowed = allowed_numbers(sources) | self._sop_text_numbers
         bad = ungrounded(reply, allowed)
         t.trace.grounding = {"checked": True, "ungrounded": bad}
@@ -502,25 +486,6 @@ def _sanitise(text: str) -> str:
     return cleaned.strip()[:MAX_MESSAGE_CHARS]
 
 
-def _merge_summary(prefs: PreferenceSummary, update: PreferenceUpdate) -> PreferenceSummary:
-    data = prefs.model_dump()
-    for brand in update.preferred_brands:
-        data["disliked_brands"] = [b for b in data["disliked_brands"] if b.lower() != brand.lower()]
-        if brand.lower() not in {b.lower() for b in data["preferred_brands"]}:
-            data["preferred_brands"].append(brand)
-    for brand in update.disliked_brands:
-        data["preferred_brands"] = [b for b in data["preferred_brands"] if b.lower() != brand.lower()]
-        if brand.lower() not in {b.lower() for b in data["disliked_brands"]}:
-            data["disliked_brands"].append(brand)
-    data["preferred_features"] = list(dict.fromkeys([*data["preferred_features"], *update.preferred_features]))
-    for key in ("budget_min", "budget_max"):
-        if getattr(update, key) is not None:
-            data[key] = getattr(update, key)
-    if update.communication_style:
-        data["communication_style"] = update.communication_style
-    return PreferenceSummary.model_validate(data)
-
-
 def _social_reply(text: str, greeting: bool, thanks: bool) -> str:
     if T.is_hostile(text):
         return "I'm sorry this has been frustrating. I'm here to help."
@@ -542,8 +507,3 @@ def _article(phrase: str) -> str:
     if p.lower().startswith(("a ", "an ", "the ", "one ", "your ")):
         return p[0].lower() + p[1:]
     return p
-
-
-def status_of(goal: Goal) -> GoalStatus:
-    """A goal's status (helper for callers that only hold the id)."""
-    return goal.status

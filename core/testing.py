@@ -12,7 +12,7 @@ import yaml
 from core.agents import MAX_ATTEMPTS
 from core.build import Workspace, build_orchestrator, load_workspace
 from core.errors import UserInputError
-from core.grounding import allowed_numbers, ungrounded
+from core.grounding import allowed_numbers, session_sources, ungrounded
 from core.memory import LocalPreferenceMemory
 from core.models import GoalStatus, SessionState
 from core.orchestrator import Orchestrator
@@ -250,10 +250,7 @@ class InvariantChecker:
         return fails
 
     def _grounding(self, state: SessionState, reply: str) -> list[str]:
-        sources: list[Any] = [m.text for m in state.history if m.role == "user"]
-        for g in state.goals.values():
-            sources += [e.observation for e in g.memory]
-            sources.append(g.slots)
+        sources = session_sources(state)
         for t in self.orch.store.traces(state.session_id):
             sources += [c.get("result") for c in t.get("tool_calls", [])]
         bad = ungrounded(reply, allowed_numbers(sources) | self.orch._sop_text_numbers)

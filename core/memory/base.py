@@ -292,3 +292,17 @@ def _budget_text(low: float | None, high: float | None) -> str:
 
 def _list_text(verb: str, values: list[str]) -> str:
     return f"{verb} {', '.join(values)}" if values else ""
+
+
+def apply_update(summary: PreferenceSummary, update: PreferenceUpdate) -> PreferenceSummary:
+    """The summary after an update, by the same merge rules every store applies."""
+
+    def entries(facts: Sequence[Fact], start: int) -> list[PreferenceEntry]:
+        return [PreferenceEntry(id=start + i, customer_id="", field=f, value=v, session_id="", turn=0,
+                                message="", created_at="") for i, (f, v) in enumerate(facts)]
+
+    old = entries(update_facts(PreferenceUpdate(**summary.model_dump())), 0)
+    facts = update_facts(update)
+    doomed = set(superseded(old, facts))
+    kept = [e for e in old if e.id not in doomed]
+    return summary_from_entries(kept + entries(facts, len(old)))
