@@ -10,12 +10,12 @@ from typing import Any
 from core import text as T
 from core.agents import AgentEnv, SpecialistAgent
 from core.brains.rule import RuleBrain
-from core.errors import UserInputError
+from core.errors import UserInputError, WorkspaceError
 from core.gar import GarIndex
 from core.memory import LocalPreferenceMemory, PreferenceMemory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
-from core.retrieval import CachedEmbedder, shared_model
+from core.retrieval import CachedEmbedder, Progress, shared_model
 from core.slots import SlotType, Vocabulary, infer_type
 from core.sop import Sop, load_sops
 from core.store import StateStore, open_state_store
@@ -25,7 +25,10 @@ from core.tools.gateway import ToolGateway
 from core.tools.inventory import Catalog, InventoryTool, load_catalog
 from core.tools.kb import KnowledgeBase, KnowledgeBaseTool
 from core.workspace import WorkspaceFiles, load_workspace_files, raise_on_errors
-from core.errors import WorkspaceError
+
+
+BRAINS: tuple[str, ...] = ("rule",)
+"""The brains this build can run (``build_orchestrator(brain=...)``)."""
 
 
 @dataclass
@@ -47,19 +50,28 @@ def embedder_for(root: Path) -> CachedEmbedder:
     return CachedEmbedder(shared_model(), root / ".state" / "embeddings.sqlite")
 
 
-def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None) -> Workspace:
-    """Load and compile everything in a workspace, collecting problems instead of stopping at the first."""
+def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
+                   progress: Progress | None = None) -> Workspace:
+    """Load and compile everything in a workspace, collecting problems instead of stopping at the first.
+
+    ``progress`` (optional) is told the fraction done and the stage, for a progress bar.
+    """
+    report = progress or (lambda _f, _s: None)
+    report(0.0, "reading store.yaml and gar.csv")
     files = load_workspace_files(root)
     problems = list(files.problems)
     emb = embedder or embedder_for(files.root)
     gar = GarIndex(files.gar, emb)
+    report(0.1, "compiling SOPs")
     sops, sop_problems = load_sops(files.sop_files(), gar)
     problems += sop_problems
     for text, (action, score) in gar.similarity_matches.items():
-        problems.append(Problem("sops", 0, "warning", f"step {text!r} matched GAR action {action!r} by "
-                                                      f"similarity {score:.2f}"))
+        file, line = _find_step(sops, text)
+        problems.append(Problem(file, line, "warning", f"step {text!r} matched GAR action {action!r} by "
+                                                       f"similarity {score:.2f}"))
     tools: dict[str, Any] = {"math.evaluate": MathTool()}
     catalog = None
+    report(0.2, "loading the inventory")
     if files.config.inventory is not None:
         try:
             catalog, inv_problems = load_catalog(files.config.inventory, files.root)
@@ -70,8 +82,8 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None) -> 
             problems.append(Problem(loc.file if loc else "inventory", loc.line if loc else 0, "error", exc.message))
     kb = None
     if files.kb_files():
-        kb = KnowledgeBase(files.kb_files(), files.root, emb,
-                           float(files.config.settings.get("kb_min_score", 0.30)))
+        kb = KnowledgeBase(files.kb_files(), files.root, emb, float(files.config.settings.get("kb_min_score", 0.30)),
+                           progress=lambda f, s: report(0.3 + 0.65 * f, s))
         problems += kb.problems
         tools["knowledge_base.search"] = KnowledgeBaseTool(kb)
     for decl in files.config.tools.values():
@@ -82,7 +94,17 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None) -> 
     problems += _cross_checks(files, sops, tools)
     vocab = Vocabulary(catalog.categories if catalog else [], catalog.brands if catalog else [],
                        sorted(catalog.feature_words()) if catalog else [])
+    report(1.0, "ready")
     return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems)
+
+
+def _find_step(sops: list[Sop], text: str) -> tuple[str, int]:
+    """The SOP file and line where a step's text appears (for a warning about it)."""
+    for sop in sops:
+        for no, line in enumerate(sop.source.splitlines(), start=1):
+            if line.strip().rstrip(":") == text.strip():
+                return sop.file, no
+    return "sops", 0
 
 
 def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
@@ -102,7 +124,8 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
             continue
         for node in sop.nodes.values():
             if node.tool and node.tool not in tools:
-                out.append(Problem(sop.file, node.line, "error", f"step {node.label!r} uses unknown tool {node.tool!r}"))
+                out.append(Problem(sop.file, node.line, "error",
+                                   f"step {node.label!r} uses unknown tool {node.tool!r}"))
             elif node.tool and node.tool not in agent.tools:
                 out.append(Problem(sop.file, node.line, "error", f"agent {agent.name!r} may not call {node.tool!r} "
                                                                  "(add it to its tools in store.yaml)"))
@@ -136,8 +159,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     ws = loaded or load_workspace(workspace, embedder)
     raise_on_errors(ws.problems)
     chosen = brain or os.environ.get("SOP_BRAIN") or "rule"
-    if chosen != "rule":
-        raise UserInputError(f"brain {chosen!r} is not available in this build; use 'rule'")
+    if chosen not in BRAINS:
+        raise UserInputError(f"brain {chosen!r} is not available in this build; use one of: {', '.join(BRAINS)}")
     cfg = ws.files.config
     settings = Settings(max_steps_per_turn=int(cfg.settings.get("max_steps_per_turn", 8)),
                         intent_threshold=float(cfg.settings.get("intent_threshold", 0.5)),

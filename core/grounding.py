@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from core.models import SessionState
-
 from core.text import number_forms
 
 

@@ -49,6 +49,7 @@ class Goal(BaseModel):
     memory: list[MemoryEntry] = Field(default_factory=list)
     attempts: dict[str, int] = Field(default_factory=dict)
     outcome: str = ""
+    sop_version: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
 
 

@@ -14,7 +14,7 @@ from core.errors import StateConflictError
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded
 from core.memory.base import PreferenceMemory, PreferenceSummary, PreferenceUpdate, apply_update
-from core.models import Goal, Message, SessionState, ToolCall, Trace, utcnow
+from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
 from core.slots import Vocabulary, find_vocab, resolve_reference
 from core.sop.graph import Sop
@@ -128,7 +128,11 @@ class Orchestrator:
         trace.perception = perception.as_dict()
         t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache)
         state.history.append(Message(role="user", text=text, turn=state.turn))
+        self._reconcile(t)
         self._route(t)
+        for goal in state.goals.values():
+            if not goal.sop_version and goal.type in self.sops:
+                goal.sop_version = self.sops[goal.type].version
         reply = self._finish_reply(t)
         state.history.append(Message(role="assistant", text=reply, turn=state.turn))
         state.history = state.history[-HISTORY_LIMIT:]
@@ -136,6 +140,29 @@ class Orchestrator:
         trace.reply = reply
         trace.stack_ops = t.ops.ops
         return t
+
+    def _reconcile(self, t: Turn) -> None:
+        """Bring open goals in line with SOPs edited since they started (the playground saves SOPs live).
+
+        A goal whose SOP is gone ends; a goal whose SOP changed restarts its walk at the
+        start node with its slots kept, so answered questions are not asked again.
+        """
+        for goal in t.state.goals.values():
+            if goal.status == GoalStatus.DONE or not goal.sop_version:
+                continue
+            sop = self.sops.get(goal.type)
+            if sop is None:
+                if goal.id == t.state.active_goal_id:
+                    t.ops.mark_done("sop removed")
+                else:
+                    goal.status = GoalStatus.DONE
+                    goal.outcome = "sop removed"
+                    t.state.goal_stack = [g for g in t.state.goal_stack if g != goal.id]
+                t.trace.decisions.append(f"goal {goal.type} ended: its SOP no longer exists")
+            elif goal.sop_version != sop.version:
+                goal.sop_version = sop.version
+                goal.step, goal.pending, goal.attempts = sop.start, None, {}
+                t.trace.decisions.append(f"goal {goal.type} restarted: its SOP changed (slots kept)")
 
     def _customer(self, state: SessionState) -> str:
         return state.customer_id or f"session:{state.session_id}"

@@ -6,13 +6,16 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 DIM = 384
+
+Progress = Callable[[float, str], None]
+"""A progress callback: fraction done (0-1) and what is happening."""
 
 
 class Embedder(Protocol):
@@ -165,4 +168,4 @@ class VectorIndex:
             return []
         k = min(k, len(self.payloads))
         scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), k)
-        return [(float(s), self.payloads[int(i)]) for s, i in zip(scores[0], ids[0]) if i >= 0]
+        return [(float(s), self.payloads[int(i)]) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]

@@ -30,6 +30,7 @@ class TurnResult:
     passed: bool
     failures: list[str] = field(default_factory=list)
     session: str = "s1"
+    trace: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"user": self.user, "reply": self.reply, "passed": self.passed, "failures": self.failures,
@@ -57,6 +58,10 @@ class WorkspaceCache:
 
     def __init__(self) -> None:
         self._loaded: dict[Path, Workspace] = {}
+
+    def put(self, root: Path, workspace: Workspace) -> None:
+        """Use an already loaded workspace for ``root``."""
+        self._loaded[root.resolve()] = workspace
 
     def get(self, root: Path) -> Workspace:
         key = root.resolve()
@@ -108,7 +113,7 @@ def _run_turns(orch: Orchestrator, spec: dict[str, Any], result: FileResult) -> 
     customer = spec.get("customer_id")
     file_tools = spec.get("tools") or {}
     checker = InvariantChecker(orch)
-    for i, turn in enumerate(spec.get("turns") or [], start=1):
+    for turn in spec.get("turns") or []:
         session = str(turn.get("session") or "s1")
         user = str(turn.get("user", ""))
         script = ToolScript({**file_tools, **(turn.get("tools") or {})})
@@ -120,7 +125,7 @@ def _run_turns(orch: Orchestrator, spec: dict[str, Any], result: FileResult) -> 
         failures = [f"unknown expect key {k!r}" for k in (turn.get("expect") or {}) if k not in EXPECT_KEYS]
         failures += check_expect(turn.get("expect") or {}, state, trace, reply)
         failures += checker.check(before, state, trace, reply)
-        result.turns.append(TurnResult(user, reply, not failures, failures, session))
+        result.turns.append(TurnResult(user, reply, not failures, failures, session, trace))
 
 
 def check_expect(expect: dict[str, Any], state: SessionState, trace: dict[str, Any], reply: str) -> list[str]:

@@ -20,7 +20,8 @@ def test_demo_workspaces_are_clean(embedder: CachedEmbedder) -> None:
 
 def test_bad_indentation(ws_copy: Path, embedder: CachedEmbedder) -> None:
     (ws_copy / "sops" / "bad.sop").write_text(
-        "---\nid: sales.bad\n---\nask user for budget\nif items found:\n    ask user for budget\n  say goodbye politely\n")
+        "---\nid: sales.bad\n---\nask user for budget\nif items found:\n"
+        "    ask user for budget\n  say goodbye politely\n")
     msgs = _msgs(ws_copy, embedder)
     assert any(m.startswith("sops/bad.sop:7:3: error: unindent does not match") for m in msgs), msgs
 

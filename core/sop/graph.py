@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
 from core.workspace import GarRow, Param
 
 NodeKind = Literal["action", "decision", "end"]
+SESSION_SLOTS = frozenset({"customer_id"})  # filled from the session (the signed-in customer), never asked
 
 
 @dataclass
@@ -75,6 +77,11 @@ class Sop:
     start: str
     nodes: dict[str, Node]
     source: str = ""
+
+    @property
+    def version(self) -> str:
+        """A short fingerprint of the SOP's source: a goal started on another version restarts its walk."""
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()[:12]
 
     def node(self, node_id: str | None) -> Node | None:
         """A node by id."""

@@ -107,14 +107,14 @@ def load_catalog(decl: InventoryDecl, root: Path) -> tuple[Catalog, list[Problem
     problems: list[Problem] = []
     for role in ("price", "stock"):
         if role in frame:
-            frame[role], bad = _numeric(frame[role])
+            frame[role], bad = numeric_column(frame[role])
             for idx in bad[:5]:
                 problems.append(Problem(decl.source, idx + 2, "warning",
                                         f"{role} value {raw[decl.columns[role]][idx]!r} is not a number"))
     return Catalog(frame, list(decl.attributes)), problems
 
 
-def _numeric(col: pd.Series) -> tuple[pd.Series, list[int]]:
+def numeric_column(col: pd.Series) -> tuple[pd.Series, list[int]]:
     cleaned = col.astype(str).str.replace(r"[^\d.\-]", "", regex=True)
     nums = pd.to_numeric(cleaned, errors="coerce")
     bad = [i for i, (v, s) in enumerate(zip(nums, col.astype(str), strict=True)) if pd.isna(v) and s.strip()]

@@ -7,14 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from core.errors import WorkspaceError
 from core.problems import Problem
-from core.retrieval import CachedEmbedder, VectorIndex
+from core.retrieval import CachedEmbedder, Progress, VectorIndex
 from core.tools.base import ToolSpec
 from core.workspace import Param, read_text_file
 
 MAX_CHUNK = 1800
 DEFAULT_MIN_SCORE = 0.30
+EMBED_BATCH = 32
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,8 @@ def chunk_document(ref: str, text: str) -> list[Chunk]:
     for line in lines:
         if re.match(r"^#{2,6}\s", line):
             if "\n".join(buf).strip():
-                chunks.append(Chunk(f"{ref}#{_slug(heading)}" if heading else ref, title, heading, "\n".join(buf).strip()))
+                body = "\n".join(buf).strip()
+                chunks.append(Chunk(f"{ref}#{_slug(heading)}" if heading else ref, title, heading, body))
             heading, buf = line.lstrip("#").strip(), []
         else:
             buf.append(line)
@@ -62,7 +66,7 @@ class KnowledgeBase:
     """The workspace's KB documents, embedded and indexed."""
 
     def __init__(self, files: list[Path], root: Path, embedder: CachedEmbedder,
-                 min_score: float = DEFAULT_MIN_SCORE) -> None:
+                 min_score: float = DEFAULT_MIN_SCORE, progress: Progress | None = None) -> None:
         self.problems: list[Problem] = []
         self.chunks: list[Chunk] = []
         for path in files:
@@ -78,7 +82,14 @@ class KnowledgeBase:
             self.chunks += found
         self.embedder = embedder
         self.min_score = min_score
-        vectors = embedder.embed([c.embed_text() for c in self.chunks])
+        texts = [c.embed_text() for c in self.chunks]
+        batches = []
+        for i in range(0, len(texts), EMBED_BATCH):
+            if progress is not None:
+                progress(i / len(texts), f"embedding knowledge-base chunks {i + 1}-{min(i + EMBED_BATCH, len(texts))} "
+                                         f"of {len(texts)}")
+            batches.append(embedder.embed(texts[i:i + EMBED_BATCH]))
+        vectors = np.vstack(batches) if batches else embedder.embed([])
         self.index = VectorIndex(vectors, self.chunks)
 
     def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:

@@ -1,0 +1,42 @@
+"""SOP Agent Playground: write SOPs, chat with the agent, inspect every decision, switch stores.
+
+Run with ``streamlit run app.py`` (or ``make run``). The pages are thin: every action goes
+through ``core.playground``; the model and workspace indexes load once per process.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import services
+
+st.set_page_config(page_title="SOP Agent Playground", page_icon=":material/account_tree:", layout="wide")
+
+pg = services.current()
+
+with st.sidebar:
+    st.markdown(f"### {pg.name}")
+    choices = services.workspace_choices()
+    labels = [label for label, _ in choices]
+    here = next((i for i, (_, path) in enumerate(choices) if path == pg.root), 0)
+    picked = st.selectbox("Workspace", labels, index=here, key="workspace_picker",
+                          help="Switch store: the demo, an example, or a workspace you created on the Store page.")
+    target = choices[labels.index(picked)][1]
+    if target != pg.root:
+        services.switch_to(target)
+        st.rerun()
+    errs = [p for p in pg.problems if p.severity == "error"]
+    if errs:
+        st.error(f"{len(errs)} error(s) in this workspace: see the SOP studio.", icon=":material/error:")
+    st.caption(f"{len(pg.workspace.sops)} SOPs · "
+               f"{len(pg.workspace.catalog.frame) if pg.workspace.catalog else 0} items · "
+               f"{len(pg.workspace.kb.chunks) if pg.workspace.kb else 0} KB chunks")
+
+nav = st.navigation([
+    st.Page("pages/chat.py", title="Chat", icon=":material/chat:", default=True),
+    st.Page("pages/studio.py", title="SOP studio", icon=":material/account_tree:"),
+    st.Page("pages/inspector.py", title="Inspector", icon=":material/manage_search:"),
+    st.Page("pages/store.py", title="Store", icon=":material/storefront:"),
+    st.Page("pages/tests.py", title="Test runs", icon=":material/checklist:"),
+])
+nav.run()

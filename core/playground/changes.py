@@ -1,0 +1,201 @@
+"""Safe edits to a workspace: check a change on a staged copy, commit it atomically, undo it from a backup.
+
+Every write the playground makes (an SOP saved, the GAR edited, an inventory or KB
+file uploaded) goes through :class:`ChangeSet`: the changed files are laid over a
+staged view of the workspace (symlinks to everything unchanged), the whole
+workspace is linted there, and only a change without errors is written, each file
+by ``os.replace`` after its previous content went to ``.state/backups/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from core.errors import UserInputError
+from core.problems import Problem, errors
+
+BACKUP_DIR = "backups"
+MANIFEST = "manifest.json"
+KEEP_BACKUPS = 50
+
+
+def check_relpath(rel: str) -> str:
+    """A workspace-relative POSIX path without ``..``, absolute parts or the state folder.
+
+    Raises:
+        UserInputError: when the path would leave the workspace or touch ``.state``.
+    """
+    p = PurePosixPath(rel.replace("\\", "/"))
+    if p.is_absolute() or not p.parts or any(part in ("..", "") for part in p.parts) or p.parts[0] == ".state":
+        raise UserInputError(f"not a path inside the workspace: {rel!r}")
+    return str(p)
+
+
+@dataclass
+class ChangeSet:
+    """New contents (``None`` deletes) for workspace-relative paths, with a label for the backup."""
+
+    label: str
+    files: dict[str, bytes | None] = field(default_factory=dict)
+
+    def put(self, rel: str, data: bytes | str) -> ChangeSet:
+        """Write ``data`` (text is stored as UTF-8) at ``rel``."""
+        self.files[check_relpath(rel)] = data.encode("utf-8") if isinstance(data, str) else data
+        return self
+
+    def delete(self, rel: str) -> ChangeSet:
+        """Remove ``rel``."""
+        self.files[check_relpath(rel)] = None
+        return self
+
+
+@contextmanager
+def staged(root: Path, change: ChangeSet) -> Iterator[Path]:
+    """A temporary view of the workspace with ``change`` applied; the workspace itself is untouched."""
+    with tempfile.TemporaryDirectory(prefix="sop-stage-") as tmp:
+        stage = Path(tmp) / root.resolve().name
+        stage.mkdir()
+        _overlay(root.resolve(), stage, {PurePosixPath(k): v for k, v in change.files.items()})
+        yield stage
+
+
+def _overlay(src: Path, dst: Path, files: dict[PurePosixPath, bytes | None]) -> None:
+    """Mirror ``src`` into ``dst`` by symlinks, materialising only the folders a change touches."""
+    heads = {p.parts[0] for p in files}
+    for entry in src.iterdir() if src.is_dir() else []:
+        if entry.name == ".state" or entry.name in heads:
+            continue
+        (dst / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    for head in heads:
+        here = {PurePosixPath(*p.parts[1:]): v for p, v in files.items() if p.parts[0] == head and len(p.parts) > 1}
+        whole = files.get(PurePosixPath(head), "absent")
+        if here:
+            (dst / head).mkdir(exist_ok=True)
+            _overlay(src / head, dst / head, here)
+        elif isinstance(whole, bytes):
+            (dst / head).write_bytes(whole)
+        elif whole is None:
+            continue  # deleted: simply not mirrored
+
+
+def commit(root: Path, change: ChangeSet) -> Path:
+    """Write a change: back up what it replaces, then replace each file atomically.
+
+    Returns:
+        The backup folder (what :func:`undo_last` restores).
+    """
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    backup = root / ".state" / BACKUP_DIR / stamp
+    backup.mkdir(parents=True)
+    existed: dict[str, bool] = {}
+    for rel in change.files:
+        target = root / rel
+        existed[rel] = target.is_file()
+        if existed[rel]:
+            (backup / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(target, backup / rel)
+    manifest = {"label": change.label, "stamp": stamp, "files": existed}
+    (backup / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    for rel, data in change.files.items():
+        target = root / rel
+        if data is None:
+            target.unlink(missing_ok=True)
+        else:
+            atomic_write(target, data)
+    _prune(root)
+    return backup
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` through a temporary file in the same folder and ``os.replace``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class Backup:
+    """One saved change that can be undone."""
+
+    path: Path
+    label: str
+    stamp: str
+    files: dict[str, bool]
+
+
+def backups(root: Path) -> list[Backup]:
+    """Saved changes, newest first."""
+    base = root / ".state" / BACKUP_DIR
+    out: list[Backup] = []
+    for d in sorted(base.iterdir(), reverse=True) if base.is_dir() else []:
+        try:
+            m = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+            out.append(Backup(d, str(m["label"]), str(m["stamp"]), {str(k): bool(v) for k, v in m["files"].items()}))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an interrupted backup without a manifest is not undoable
+    return out
+
+
+def undo_last(root: Path) -> Backup | None:
+    """Restore the files of the newest change and forget that backup; None when there is nothing to undo."""
+    found = backups(root)
+    if not found:
+        return None
+    last = found[0]
+    for rel, existed in last.files.items():
+        target = root / check_relpath(rel)
+        if existed:
+            atomic_write(target, (last.path / rel).read_bytes())
+        else:
+            target.unlink(missing_ok=True)
+    shutil.rmtree(last.path)
+    return last
+
+
+def _prune(root: Path) -> None:
+    for old in backups(root)[KEEP_BACKUPS:]:
+        shutil.rmtree(old.path, ignore_errors=True)
+
+
+@dataclass
+class CheckResult:
+    """What linting a staged change found, and whether it was written."""
+
+    problems: list[Problem]
+    blocking: list[Problem]
+    backup: Path | None = None
+
+    @property
+    def saved(self) -> bool:
+        """Whether the change was committed."""
+        return self.backup is not None
+
+
+def apply_checked(root: Path, change: ChangeSet, lint: Callable[[Path], list[Problem]],
+                  baseline: list[Problem] | None = None) -> CheckResult:
+    """Lint the workspace with ``change`` applied and commit it only when it adds no error.
+
+    An error blocks the change when it is in a file the change writes, or is not
+    among the ``baseline`` errors the workspace already had (so one broken SOP
+    elsewhere does not freeze every other edit).
+    """
+    known = {(p.file, p.message) for p in errors(baseline or [])}
+    with staged(root, change) as stage:
+        problems = lint(stage)
+    blocking = [p for p in errors(problems) if p.file in change.files or (p.file, p.message) not in known]
+    backup = None if blocking else commit(root, change)
+    return CheckResult(problems, blocking, backup)

@@ -1,0 +1,475 @@
+"""The playground's services for one workspace: chat, SOP studio, inspector, store and test runs.
+
+Pages call these and render the result; nothing here knows about Streamlit. One
+:class:`Playground` per workspace folder is shared by every page and browser
+session of a process (it holds the loaded workspace, the orchestrator and the
+SQLite stores), so a saved SOP is used by the very next chat turn everywhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
+from core.errors import UserInputError
+from core.memory import LocalPreferenceMemory
+from core.memory.base import PreferenceEntry
+from core.models import SessionState, utcnow
+from core.orchestrator import Orchestrator
+from core.playground.changes import Backup, ChangeSet, CheckResult, apply_checked, backups, staged, undo_last
+from core.playground.uploads import (
+    INVENTORY_TYPES,
+    MappingProblem,
+    UploadError,
+    check_mapping,
+    inventory_change,
+    kb_change,
+    read_inventory,
+    safe_filename,
+)
+from core.problems import Problem, errors
+from core.retrieval import CachedEmbedder, Progress
+from core.sop import Sop
+from core.store import open_state_store
+from core.testing import FileResult, WorkspaceCache, run_file
+from core.workspace import GAR_COLUMNS, read_text_file
+
+SOP_SUFFIXES = (".sop", ".json")
+TEST_FOLDERS = ("conversations", "tests/conversations")
+
+
+@dataclass
+class TurnView:
+    """What one chat turn produced."""
+
+    reply: str
+    trace: dict[str, Any]
+    state: SessionState
+
+
+@dataclass
+class SopCheck:
+    """Live lint of an SOP being edited: problems for the whole workspace, the compiled SOP if it compiles."""
+
+    problems: list[Problem]
+    sop: Sop | None
+
+    @property
+    def ok(self) -> bool:
+        """No errors anywhere the edit touches."""
+        return not errors(self.problems)
+
+
+@dataclass(frozen=True)
+class SopFile:
+    """One SOP file of the workspace."""
+
+    name: str
+    format: str
+    id: str
+    title: str
+    compiled: bool
+
+
+class Playground:
+    """Everything the playground does to one workspace, thread-safe for Streamlit's script threads."""
+
+    def __init__(self, root: str | Path, *, embedder: CachedEmbedder | None = None,
+                 state_url: str | None = None) -> None:
+        self.root = Path(root).resolve()
+        if not (self.root / "store.yaml").is_file():
+            raise UserInputError(f"{self.root} is not a workspace (it has no store.yaml)")
+        self.embedder = embedder or embedder_for(self.root)
+        self._lock = threading.RLock()
+        state_dir = self.root / ".state"
+        url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
+        self.store = open_state_store(url)
+        self.memory = LocalPreferenceMemory(state_dir / "preferences.sqlite")
+        self.brain = "rule"
+        self.workspace: Workspace
+        self.orch: Orchestrator | None = None
+        self.error = ""
+        self.reload()
+
+    # ------------------------------------------------------------------ loading
+    def reload(self, progress: Progress | None = None) -> list[Problem]:
+        """Load the workspace from disk again and rebuild the orchestrator (stores are kept)."""
+        ws = load_workspace(self.root, self.embedder, progress)
+        try:
+            orch: Orchestrator | None = build_orchestrator(self.root, brain=self.brain, store=self.store,
+                                                           memory=self.memory, loaded=ws)
+            error = ""
+        except UserInputError as exc:
+            orch, error = None, str(exc)
+        with self._lock:
+            self.workspace, self.orch, self.error = ws, orch, error
+        return ws.problems
+
+    @property
+    def problems(self) -> list[Problem]:
+        """The current lint problems of the workspace."""
+        return self.workspace.problems
+
+    @property
+    def name(self) -> str:
+        """The store's name from store.yaml."""
+        return self.workspace.files.config.name
+
+    def set_brain(self, brain: str) -> None:
+        """Choose the brain for new turns (see ``core.build.BRAINS``)."""
+        if brain not in BRAINS:
+            raise UserInputError(f"unknown brain {brain!r}; available: {', '.join(BRAINS)}")
+        if brain != self.brain:
+            self.brain = brain
+            self.reload()
+
+    def _lint(self, root: Path) -> list[Problem]:
+        return load_workspace(root, self.embedder).problems
+
+    def _apply(self, change: ChangeSet) -> CheckResult:
+        with self._lock:
+            result = apply_checked(self.root, change, self._lint, self.problems)
+            if result.saved:
+                self.reload()
+        return result
+
+    # ------------------------------------------------------------------ chat
+    @staticmethod
+    def new_session_id() -> str:
+        """A fresh session id."""
+        return f"s-{uuid.uuid4().hex[:8]}"
+
+    def send(self, session_id: str, text: str, customer_id: str | None = None) -> TurnView:
+        """Run one chat turn.
+
+        Raises:
+            UserInputError: the workspace has errors (nothing runs), or the message is empty.
+        """
+        orch = self.orch
+        if orch is None:
+            raise UserInputError(f"the workspace has errors, so the agent cannot run: {self.error}")
+        if not text.strip():
+            raise UserInputError("type a message first")
+        reply = orch.handle_message(session_id, text, customer_id=customer_id or None)
+        state = orch.load_state(session_id)
+        assert state is not None
+        return TurnView(reply, orch.last_trace(session_id) or {}, state)
+
+    def state(self, session_id: str) -> SessionState | None:
+        """A session's saved state."""
+        return self.store.load(session_id)
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every stored session, newest first."""
+        return sorted(self.store.list_sessions(), key=lambda s: str(s.get("updated_at", "")), reverse=True)
+
+    def traces(self, session_id: str) -> list[dict[str, Any]]:
+        """A session's turn traces, oldest first."""
+        return self.store.traces(session_id)
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove a session and its traces."""
+        self.store.delete_session(session_id)
+
+    @staticmethod
+    def goal_panel(state: SessionState | None) -> dict[str, Any]:
+        """What the chat shows beside the conversation: the active goal and the stack."""
+        if state is None:
+            return {"active_goal": None, "status": None, "slots": {}, "missing": [], "next_question": "",
+                    "stack": []}
+        goal = state.active_goal
+        return {
+            "active_goal": goal.type if goal else None,
+            "status": goal.status.value if goal else None,
+            "step": goal.step if goal else None,
+            "slots": dict(goal.slots) if goal else {},
+            "missing": list(goal.missing) if goal else [],
+            "next_question": goal.next_question if goal else "",
+            "stack": [state.goals[g].type for g in state.goal_stack],
+            "turn": state.turn,
+            "version": state.version,
+        }
+
+    # ------------------------------------------------------------------ inspector
+    def timeline(self, session_id: str) -> list[dict[str, Any]]:
+        """Turn by turn: the goal and stack operations, and the active goal and stack after each turn."""
+        rows: list[dict[str, Any]] = []
+        active: str | None = None
+        stack: list[str] = []
+        for tr in self.traces(session_id):
+            ops = tr.get("stack_ops") or []
+            for op in ops:
+                kind = op.get("op")
+                if kind in ("activate", "suspend_and_activate") or (kind == "pop"):
+                    active = op.get("goal")
+                elif kind == "done":
+                    active = None
+                stack = list(op.get("stack") or [])
+            rows.append({
+                "turn": tr.get("turn"),
+                "user": tr.get("user", ""),
+                "reply": tr.get("reply", ""),
+                "operations": "; ".join(_op_text(op) for op in ops),
+                "active goal": active or "",
+                "stack (bottom → top)": " → ".join(stack),
+                "actions": ", ".join(tr.get("actions") or []),
+            })
+        return rows
+
+    @staticmethod
+    def execution_memory(state: SessionState) -> list[dict[str, Any]]:
+        """The paper's execution memory of every goal: action, observation, feedback."""
+        return [{"goal": f"{g.id} {g.type}", "turn": m.turn, "action": m.action,
+                 "observation": _short(m.observation), "feedback": m.feedback}
+                for g in state.goals.values() for m in g.memory]
+
+    def tool_calls(self, session_id: str) -> list[dict[str, Any]]:
+        """Every tool call of a session, with arguments, outcome and latency."""
+        return [{"turn": tr.get("turn"), "agent": c.get("agent", ""), "tool": c.get("tool", ""),
+                 "args": _short(c.get("args")), "ok": c.get("ok"),
+                 "result": _short(c.get("result")) if c.get("ok") else c.get("error", ""),
+                 "latency_ms": c.get("latency_ms")}
+                for tr in self.traces(session_id) for c in tr.get("tool_calls") or []]
+
+    def export_session(self, session_id: str) -> str:
+        """A session as one JSON document for a bug report: state, traces, the customer's memory."""
+        state = self.state(session_id)
+        if state is None:
+            raise UserInputError(f"no session {session_id!r}")
+        customer = state.customer_id
+        doc = {
+            "exported_at": utcnow().isoformat(),
+            "workspace": {"id": self.workspace.files.id, "name": self.name},
+            "sops": {s.id: s.version for s in self.workspace.sops},
+            "state": state.model_dump(mode="json"),
+            "traces": self.traces(session_id),
+            "preferences": [e.model_dump() for e in self.memory.entries(customer)] if customer else [],
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+
+    def preference_entries(self, customer_id: str) -> list[PreferenceEntry]:
+        """What is remembered about a customer, with where it came from."""
+        return self.memory.entries(customer_id)
+
+    def forget_preference(self, customer_id: str, entry_id: int) -> None:
+        """Forget one remembered fact."""
+        self.memory.forget(customer_id, entry_id)
+
+    def edit_preference(self, customer_id: str, entry_id: int, value: str) -> None:
+        """Change one remembered fact (raises UserInputError when the value is invalid)."""
+        self.memory.set_entry(customer_id, entry_id, value)
+
+    # ------------------------------------------------------------------ SOP studio
+    def sop_files(self) -> list[SopFile]:
+        """The workspace's SOP files and whether each compiled."""
+        by_file = {s.file: s for s in self.workspace.sops}
+        out = []
+        for path in self.workspace.files.sop_files():
+            sop = by_file.get(f"sops/{path.name}")
+            out.append(SopFile(path.name, "json" if path.suffix == ".json" else "text",
+                               sop.id if sop else path.stem, sop.title if sop else "", sop is not None))
+        return out
+
+    def read_sop(self, name: str) -> str:
+        """The source of an SOP file."""
+        return read_text_file(self.root / "sops" / _sop_name(name))
+
+    def check_sop(self, name: str, source: str) -> SopCheck:
+        """Lint the workspace as if ``source`` were saved as ``sops/<name>`` (nothing is written)."""
+        rel = f"sops/{_sop_name(name)}"
+        with staged(self.root, ChangeSet("check").put(rel, source)) as stage:
+            ws = load_workspace(stage, self.embedder)
+        mine = [p for p in ws.problems if p.file == rel or p.file == "sops"]
+        others = {(p.file, p.message) for p in self.problems}
+        mine += [p for p in errors(ws.problems) if p.file != rel and (p.file, p.message) not in others]
+        return SopCheck(mine, next((s for s in ws.sops if s.file == rel), None))
+
+    def save_sop(self, name: str, source: str, *, create: bool = False) -> CheckResult:
+        """Save an SOP (backed up, undoable) when it adds no lint error; the next chat turn uses it."""
+        name = _sop_name(name)
+        if create and (self.root / "sops" / name).exists():
+            raise UserInputError(f"sops/{name} already exists; pick another name")
+        return self._apply(ChangeSet(f"{'create' if create else 'save'} sops/{name}").put(f"sops/{name}", source))
+
+    def duplicate_sop(self, name: str, new_name: str) -> CheckResult:
+        """Copy an SOP under a new file name and a new id."""
+        new = _sop_name(new_name)
+        source = self.read_sop(name)
+        new_id = Path(new).stem
+        old_id = next((s.id for s in self.workspace.sops if s.file == f"sops/{_sop_name(name)}"), "")
+        if "." in old_id:
+            new_id = f"{old_id.split('.', 1)[0]}.{new_id}"
+        if new.endswith(".json"):
+            try:
+                data = json.loads(source)
+            except json.JSONDecodeError as exc:
+                raise UserInputError(f"sops/{name} is not valid JSON; fix it before duplicating") from exc
+            if isinstance(data, dict):
+                data["id"] = new_id
+                if "name" in data:
+                    data["name"] = f"{data['name']} (copy)"
+            source = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        else:
+            source = re.sub(r"^(id:\s*).*$", lambda m: m.group(1) + new_id, source, count=1, flags=re.M)
+        return self.save_sop(new, source, create=True)
+
+    def delete_sop(self, name: str) -> CheckResult:
+        """Delete an SOP (backed up, undoable)."""
+        name = _sop_name(name)
+        if not (self.root / "sops" / name).exists():
+            raise UserInputError(f"sops/{name} does not exist")
+        return self._apply(ChangeSet(f"delete sops/{name}").delete(f"sops/{name}"))
+
+    def backups(self) -> list[Backup]:
+        """Saved changes that can be undone, newest first."""
+        return backups(self.root)
+
+    def undo(self) -> Backup | None:
+        """Undo the newest saved change (SOP, GAR, inventory or KB) and reload."""
+        with self._lock:
+            done = undo_last(self.root)
+            if done is not None:
+                self.reload()
+        return done
+
+    def gar_rows(self) -> list[dict[str, str]]:
+        """gar.csv as rows of its five columns (for an editable table)."""
+        text = read_text_file(self.root / "gar.csv")
+        return [{c: (rec.get(c) or "") for c in GAR_COLUMNS} for rec in csv.DictReader(io.StringIO(text))]
+
+    def save_gar(self, rows: list[dict[str, Any]]) -> CheckResult:
+        """Write the GAR table when it (and every SOP against it) lints without new errors."""
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(GAR_COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            cells = {c: _cell(row.get(c)) for c in GAR_COLUMNS}
+            if any(cells.values()):
+                writer.writerow(cells)
+        return self._apply(ChangeSet("save gar.csv").put("gar.csv", buf.getvalue()))
+
+    # ------------------------------------------------------------------ store
+    def inventory_frame(self) -> pd.DataFrame | None:
+        """The mapped inventory (roles as columns), or None when the store has none."""
+        cat = self.workspace.catalog
+        return cat.frame if cat is not None else None
+
+    def inventory_mapping(self) -> dict[str, str]:
+        """The current role → column mapping from store.yaml."""
+        inv = self.workspace.files.config.inventory
+        return dict(inv.columns) if inv else {}
+
+    def preview_inventory(self, name: str, data: bytes) -> pd.DataFrame:
+        """Read an uploaded inventory for preview and mapping (raises UploadError with file:line)."""
+        return read_inventory(name, data)
+
+    def upload_inventory(self, name: str, data: bytes, mapping: dict[str, str],
+                         attributes: list[str]) -> tuple[list[MappingProblem], CheckResult | None]:
+        """Replace the inventory and its mapping; nothing is written when the mapping or the workspace has errors."""
+        frame = read_inventory(name, data)
+        found = check_mapping(name, frame, mapping, attributes)
+        if any(p.severity == "error" for p in found):
+            return found, None
+        inv = self.workspace.files.config.inventory
+        store_yaml = read_text_file(self.root / "store.yaml")
+        change = inventory_change(store_yaml, inv.source if inv else None, name, data, mapping, attributes)
+        return found, self._apply(change)
+
+    def kb_documents(self) -> list[dict[str, Any]]:
+        """The KB files with their size and number of indexed chunks."""
+        kb = self.workspace.kb
+        out = []
+        for path in self.workspace.files.kb_files():
+            ref = str(path.relative_to(self.root))
+            chunks = sum(1 for c in kb.chunks if c.ref.split("#")[0] == ref) if kb else 0
+            out.append({"file": ref, "bytes": path.stat().st_size, "chunks": chunks})
+        return out
+
+    def upload_kb(self, files: list[tuple[str, bytes]]) -> CheckResult:
+        """Add KB documents (.md, .txt, .pdf) in one change; an invalid file stops them all."""
+        if not files:
+            raise UploadError("choose at least one file")
+        change = ChangeSet(f"upload KB {', '.join(n for n, _ in files)}")
+        for name, data in files:
+            change.files.update(kb_change(name, data).files)
+        return self._apply(change)
+
+    def delete_kb(self, rel: str) -> CheckResult:
+        """Remove one KB document (backed up, undoable)."""
+        if not rel.startswith("kb/") or not (self.root / rel).is_file():
+            raise UserInputError(f"{rel} is not a knowledge-base file of this workspace")
+        return self._apply(ChangeSet(f"delete {rel}").delete(rel))
+
+    # ------------------------------------------------------------------ test runs
+    def conversation_files(self) -> list[Path]:
+        """The workspace's conversation test files (``conversations/`` or ``tests/conversations/``)."""
+        found: list[Path] = []
+        for folder in TEST_FOLDERS:
+            d = self.root / folder
+            if d.is_dir():
+                found += sorted([*d.rglob("*.yaml"), *d.rglob("*.yml")])
+        return [p for p in found if self._targets_me(p)]
+
+    def _targets_me(self, path: Path) -> bool:
+        try:
+            spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return True  # listed, so the run reports why it cannot be read
+        target = spec.get("workspace") if isinstance(spec, dict) else None
+        return not target or (path.parent / str(target)).resolve() == self.root
+
+    def run_tests(self, files: list[Path], progress: Progress | None = None) -> list[FileResult]:
+        """Run conversation files on fresh temporary stores, with this workspace as loaded now."""
+        cache = WorkspaceCache()
+        cache.put(self.root, self.workspace)
+        out = []
+        for i, path in enumerate(files):
+            if progress is not None:
+                progress(i / max(len(files), 1), f"running {path.name}")
+            out.append(run_file(path, self.root, cache))
+        if progress is not None:
+            progress(1.0, "done")
+        return out
+
+    def close(self) -> None:
+        """Close the stores."""
+        self.store.close()
+        self.memory.close()
+
+
+def _sop_name(name: str) -> str:
+    clean = safe_filename(name.strip())
+    if Path(clean).suffix not in SOP_SUFFIXES:
+        raise UserInputError(f"an SOP file name ends in .sop (text) or .json (node graph), got {name!r}")
+    return clean
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    return str(value).strip()
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _op_text(op: dict[str, Any]) -> str:
+    extra = op.get("reason") or op.get("outcome") or ""
+    return f"{op.get('op')} {op.get('goal')}" + (f" ({extra})" if extra else "")
+
+
+__all__ = ["INVENTORY_TYPES", "Playground", "SopCheck", "SopFile", "TurnView"]

@@ -1,0 +1,151 @@
+"""Finding workspaces and creating new ones from a template."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import UserInputError
+from core.playground.uploads import replace_top_level_block
+from core.workspace import load_store_config
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONTENT = ("store.yaml", "gar.csv", "sops", "kb", "data", "conversations")
+BLANK = "blank"
+
+BLANK_FILES = {
+    "store.yaml": """name: {name}
+currency: USD
+description: A new store. Upload an inventory and knowledge-base files on the Store page.
+agents:
+  support:
+    goals: "support.*"
+    tools: [knowledge_base.search, math.evaluate]
+""",
+    "gar.csv": """action,action_type,user_interaction_metadata,api,params
+ask user what the question is about,ask_user_input,"a short description of the question",,topic
+search the knowledge base,api_call|external_knowledge,,knowledge_base.search,topic
+share the answer with the user,message_to_user,Share the best matching knowledge-base answer.,,
+""",
+    "sops/answer_question.sop": """---
+id: support.answer_question
+title: Answer a question
+triggers:
+  - I have a question
+  - can you help me with something
+---
+ask user what the question is about
+search the knowledge base
+share the answer with the user
+""",
+    "kb/welcome.md": """# Welcome
+
+This is the first knowledge-base article of {name}. Replace it with your own documents.
+""",
+}
+
+
+@dataclass(frozen=True)
+class WorkspaceInfo:
+    """A workspace the playground can open."""
+
+    name: str
+    path: Path
+    kind: str  # "demo", "example" or "yours"
+
+    @property
+    def label(self) -> str:
+        """How the workspace is listed."""
+        return f"{self.name} ({self.kind}: {self.path.name})"
+
+
+def user_workspaces_dir() -> Path:
+    """Where new workspaces are created: ``SOP_WORKSPACES_DIR`` or ``workspaces/`` in the project."""
+    return Path(os.environ.get("SOP_WORKSPACES_DIR") or REPO_ROOT / "workspaces").resolve()
+
+
+def _store_name(path: Path) -> str:
+    cfg, _ = load_store_config(path / "store.yaml")
+    return cfg.name or path.name
+
+
+def known_workspaces(extra: list[Path] | None = None) -> list[WorkspaceInfo]:
+    """The demo workspace, the examples, the user's workspaces, and any ``extra`` folders."""
+    found: list[WorkspaceInfo] = []
+    seen: set[Path] = set()
+
+    def add(path: Path, kind: str) -> None:
+        path = path.resolve()
+        if path not in seen and (path / "store.yaml").is_file():
+            seen.add(path)
+            found.append(WorkspaceInfo(_store_name(path), path, kind))
+
+    for p in extra or []:
+        add(p, "yours" if p.resolve().parent == user_workspaces_dir() else "opened")
+    add(REPO_ROOT, "demo")
+    for base, kind in ((REPO_ROOT / "examples", "example"), (user_workspaces_dir(), "yours")):
+        for d in sorted(base.iterdir()) if base.is_dir() else []:
+            add(d, kind)
+    return found
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def create_workspace(name: str, template: Path | str) -> Path:
+    """Create a workspace named ``name`` from a template workspace folder (or ``"blank"``).
+
+    Only workspace content is copied (store.yaml, gar.csv, sops, kb, data, conversations,
+    the inventory file and declared tools' files), never sessions. The new folder appears
+    whole or not at all.
+
+    Raises:
+        UserInputError: an empty name, a name already used, or a template that is not a workspace.
+    """
+    slug = _slug(name)
+    if not slug:
+        raise UserInputError("give the new workspace a name (letters or digits)")
+    dest = user_workspaces_dir() / slug
+    if dest.exists():
+        raise UserInputError(f"a workspace folder named {slug!r} already exists in {dest.parent}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{slug}-", dir=dest.parent) as tmp:
+        build = Path(tmp) / slug
+        build.mkdir()
+        if str(template) == BLANK:
+            for rel, text in BLANK_FILES.items():
+                (build / rel).parent.mkdir(parents=True, exist_ok=True)
+                (build / rel).write_text(text.replace("{name}", name.strip()), encoding="utf-8")
+        else:
+            _copy_content(Path(template), build)
+        store = build / "store.yaml"
+        store.write_text(replace_top_level_block(store.read_text(encoding="utf-8"), "name", name.strip()),
+                         encoding="utf-8")
+        build.rename(dest)
+    return dest
+
+
+def _copy_content(src: Path, dst: Path) -> None:
+    if not (src / "store.yaml").is_file():
+        raise UserInputError(f"template {src} is not a workspace (no store.yaml)")
+    cfg, _ = load_store_config(src / "store.yaml")
+    parts = set(CONTENT)
+    if cfg.inventory and not cfg.inventory.source.startswith(("http://", "https://")):
+        parts.add(cfg.inventory.source)
+    for tool in cfg.tools.values():
+        if tool.table:
+            parts.add(tool.table)
+        if tool.python:
+            parts.add(tool.python.split(":", 1)[0])
+    for rel in sorted(parts):
+        s = src / rel
+        if s.is_dir():
+            shutil.copytree(s, dst / rel, ignore=shutil.ignore_patterns("__pycache__", ".state"))
+        elif s.is_file():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(s, dst / rel)

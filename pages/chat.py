@@ -1,0 +1,80 @@
+"""Chat with the agent; beside it the active goal and the stack; under each reply that turn's trace."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.build import BRAINS
+from core.errors import UserInputError
+from ui import services, widgets
+
+pg = services.current()
+
+with st.sidebar:
+    st.divider()
+    if st.button("New session", icon=":material/add_comment:", width="stretch"):
+        st.session_state[services.SESSION_KEY] = pg.new_session_id()
+    services.keep("customer_widget", services.CUSTOMER_KEY, "")
+    customer = st.text_input("Customer id", key="customer_widget", placeholder="e.g. cust-1",
+                             help="Preferences are remembered per customer across sessions.")
+    st.session_state[services.CUSTOMER_KEY] = customer
+    brain = st.selectbox("Brain", BRAINS, index=list(BRAINS).index(pg.brain), key="brain")
+    if brain != pg.brain:
+        pg.set_brain(brain)
+    with st.expander("LLM endpoint (OpenAI-compatible)"):
+        llm_ready = "llm" in BRAINS
+        st.text_input("Model", key="llm_model", disabled=not llm_ready)
+        st.text_input("Base URL", key="llm_base_url", disabled=not llm_ready)
+        st.text_input("API key", key="llm_key", type="password", disabled=not llm_ready)
+        if not llm_ready:
+            st.caption("This build runs the rule brain only; the LLM settings unlock when an LLM brain is installed.")
+
+sid = services.session_id()
+st.title("Chat")
+st.caption(f"Session `{sid}` · workspace **{pg.name}** · brain **{pg.brain}**")
+
+prompt = st.chat_input("Message the agent", key="chat_input")
+if prompt:
+    try:
+        pg.send(sid, prompt, customer or None)
+    except UserInputError as exc:
+        st.error(str(exc), icon=":material/error:")
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    turns = pg.traces(sid)
+    if not turns:
+        st.info("Say hello, ask for a product recommendation, or describe a device problem.",
+                icon=":material/waving_hand:")
+    for tr in turns:
+        with st.chat_message("user"):
+            st.markdown(tr.get("user", ""))
+        with st.chat_message("assistant"):
+            st.markdown(tr.get("reply", ""))
+            with st.expander(f"Trace of turn {tr.get('turn')}"):
+                widgets.trace(tr)
+
+with right:
+    panel = pg.goal_panel(pg.state(sid))
+    st.subheader("Goal")
+    if panel["active_goal"]:
+        c1, c2 = st.columns(2)
+        c1.metric("Active goal", panel["active_goal"])
+        c2.metric("Status", panel["status"])
+        st.markdown("**Slots**")
+        st.json(panel["slots"], expanded=True)
+        st.markdown("**Missing:** " + (", ".join(f"`{m}`" for m in panel["missing"]) or "nothing"))
+        if panel["next_question"]:
+            st.markdown(f"**Next question:** {panel['next_question']}")
+    else:
+        st.caption("No active goal.")
+    st.markdown("**Goal stack** (bottom → top)")
+    if panel["stack"]:
+        st.markdown(" → ".join(f"`{g}`" for g in panel["stack"]))
+    else:
+        st.caption("empty")
+    if customer:
+        prefs = pg.memory.summary(customer)
+        if not prefs.is_empty():
+            st.markdown("**Remembered about this customer**")
+            st.caption(prefs.as_text())

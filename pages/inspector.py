@@ -1,0 +1,80 @@
+"""Inspector: any session's state, goal/stack timeline, execution memory, tool calls, memory, export."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.errors import UserInputError
+from ui import services
+
+pg = services.current()
+st.title("Inspector")
+
+sessions = pg.sessions()
+if not sessions:
+    st.info("No sessions yet: chat with the agent first.")
+    st.stop()
+
+ids = [s["session_id"] for s in sessions]
+meta = {s["session_id"]: s for s in sessions}
+mine = services.session_id()
+sid = st.selectbox("Session", ids, index=ids.index(mine) if mine in ids else 0,
+                   format_func=lambda i: f"{i} · customer {meta[i].get('customer_id') or '—'} · "
+                                         f"v{meta[i].get('version')} · {str(meta[i].get('updated_at', ''))[:19]}")
+state = pg.state(sid)
+if state is None:
+    st.warning("That session no longer exists.")
+    st.stop()
+
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Turns", state.turn)
+c2.metric("Version", state.version)
+c3.metric("Goals", len(state.goals))
+c4.metric("Active goal", state.active_goal.type if state.active_goal else "—")
+
+tabs = st.tabs(["Timeline", "Execution memory", "Tool calls", "Preference memory", "SessionState JSON", "Export"])
+with tabs[0]:
+    st.caption("Goal and stack changes turn by turn (stack shown bottom → top after the turn).")
+    st.dataframe(pd.DataFrame(pg.timeline(sid)), hide_index=True, width="stretch")
+with tabs[1]:
+    rows = pg.execution_memory(state)
+    if rows:
+        frame = pd.DataFrame(rows)
+        for goal, part in frame.groupby("goal", sort=False):
+            st.markdown(f"**{goal}** · {state.goals[str(goal).split()[0]].status.value}")
+            st.dataframe(part.drop(columns="goal"), hide_index=True, width="stretch")
+    else:
+        st.caption("No steps recorded yet.")
+with tabs[2]:
+    calls = pg.tool_calls(sid)
+    if calls:
+        st.dataframe(pd.DataFrame(calls), hide_index=True, width="stretch")
+    else:
+        st.caption("No tool calls.")
+with tabs[3]:
+    customer = state.customer_id
+    if not customer:
+        st.caption("This session has no customer id, so nothing is remembered across sessions.")
+    else:
+        st.markdown(f"Customer **{customer}**: {pg.memory.summary(customer).as_text() or 'nothing remembered yet'}")
+        for entry in pg.preference_entries(customer):
+            a, b, c, d = st.columns([2, 3, 4, 2])
+            a.markdown(f"`{entry.field}`")
+            new_value = b.text_input("value", entry.value, key=f"pref_{entry.id}", label_visibility="collapsed")
+            c.caption(f"from session {entry.session_id or '—'}, turn {entry.turn}: “{entry.message}”")
+            if new_value != entry.value:
+                try:
+                    pg.edit_preference(customer, entry.id, new_value)
+                    st.rerun()
+                except UserInputError as exc:
+                    st.error(str(exc))
+            if d.button("Forget", key=f"forget_{entry.id}", icon=":material/delete:"):
+                pg.forget_preference(customer, entry.id)
+                st.rerun()
+with tabs[4]:
+    st.json(state.model_dump(mode="json"), expanded=2)
+with tabs[5]:
+    st.download_button("Download session JSON", pg.export_session(sid), file_name=f"session-{sid}.json",
+                       mime="application/json", icon=":material/download:")
+    st.caption("State, every turn's trace, SOP versions and the customer's memory: attach it to a bug report.")

@@ -1,0 +1,99 @@
+"""Store: upload and map an inventory, manage the knowledge base and re-index, create or switch workspaces."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import UserInputError
+from core.playground import BLANK, create_workspace, suggest_mapping
+from core.playground.uploads import INVENTORY_TYPES, KB_TYPES, MAX_UPLOAD_BYTES
+from core.workspace import ROLES
+from ui import services, widgets
+
+pg = services.current()
+st.title("Store")
+limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
+tab_inv, tab_kb, tab_ws = st.tabs(["Inventory", "Knowledge base", "Workspaces"])
+
+with tab_inv:
+    current = pg.inventory_frame()
+    if current is None:
+        st.info("This store has no inventory yet.")
+    else:
+        st.caption(f"{len(current)} items · mapping: " +
+                   ", ".join(f"{role} ← `{col}`" for role, col in pg.inventory_mapping().items()))
+        st.dataframe(current.head(200), hide_index=True, width="stretch", height=260)
+    st.markdown("#### Replace the inventory")
+    upload = st.file_uploader(f"Inventory file (CSV or XLSX, up to {limit_mb} MB)",
+                              type=[t[1:] for t in INVENTORY_TYPES], key="inventory_upload")
+    if upload is not None:
+        data = upload.getvalue()
+        try:
+            frame = pg.preview_inventory(upload.name, data)
+        except UserInputError as exc:
+            st.error(str(exc), icon=":material/error:")
+        else:
+            st.markdown(f"**Preview** of `{upload.name}`: {len(frame)} rows, {len(frame.columns)} columns")
+            st.dataframe(frame.head(20), hide_index=True, width="stretch")
+            cols = list(frame.columns)
+            guess = suggest_mapping(cols, pg.inventory_mapping())
+            st.markdown("**Map columns to roles** (name and price are required)")
+            grid = st.columns(4)
+            mapping: dict[str, str] = {}
+            for i, role in enumerate(ROLES):
+                options = ["—", *cols]
+                pick = grid[i % 4].selectbox(role, options, index=options.index(guess[role]) if role in guess else 0,
+                                             key=f"map_{upload.name}_{role}")
+                if pick != "—":
+                    mapping[role] = pick
+            rest = [c for c in cols if c not in mapping.values()]
+            attributes = st.multiselect("Attributes (more columns shown and searched)", rest, default=rest,
+                                        key=f"attrs_{upload.name}")
+            if st.button("Apply inventory", type="primary", icon=":material/upload:", key="apply_inventory"):
+                with st.spinner("Checking and re-indexing…"):
+                    found, result = pg.upload_inventory(upload.name, data, mapping, attributes)
+                widgets.mapping_problems(found)
+                if result is None:
+                    st.error("Inventory not applied: fix the mapping first. Nothing was changed on disk.")
+                else:
+                    widgets.saved(result, "Inventory")
+
+with tab_kb:
+    docs = pg.kb_documents()
+    st.caption(f"{len(docs)} documents · {sum(d['chunks'] for d in docs)} chunks indexed with MiniLM + FAISS")
+    for doc in docs:
+        a, b, c = st.columns([5, 2, 1])
+        a.markdown(f"`{doc['file']}`")
+        b.caption(f"{doc['bytes'] / 1024:.1f} KB · {doc['chunks']} chunks")
+        if c.button("Delete", key=f"del_{doc['file']}", icon=":material/delete:"):
+            widgets.saved(pg.delete_kb(doc["file"]), f"deletion of {doc['file']}")
+            st.rerun()
+    kb_files = st.file_uploader(f"Add documents (.md, .txt, .pdf; up to {limit_mb} MB each)",
+                                type=[t[1:] for t in KB_TYPES], accept_multiple_files=True, key="kb_upload")
+    if kb_files and st.button("Add to knowledge base", type="primary", icon=":material/upload:", key="apply_kb"):
+        try:
+            with st.spinner("Checking and indexing…"):
+                widgets.saved(pg.upload_kb([(f.name, f.getvalue()) for f in kb_files]), "Knowledge base")
+        except UserInputError as exc:
+            st.error(f"{exc} — nothing was added.", icon=":material/error:")
+    if st.button("Re-index everything", icon=":material/refresh:", key="reindex"):
+        bar = st.progress(0.0, text="starting")
+        pg.reload(progress=lambda f, s: bar.progress(min(max(f, 0.0), 1.0), text=s))
+        st.success("Index rebuilt.")
+
+with tab_ws:
+    st.markdown(f"Open: **{pg.name}** at `{pg.root}`")
+    st.markdown("#### Create a workspace")
+    choices = services.workspace_choices()
+    templates = {f"Copy of {label}": str(path) for label, path in choices}
+    templates["Blank (one KB-answer SOP)"] = BLANK
+    name = st.text_input("Store name", placeholder="Trailhead Outfitters", key="new_ws_name")
+    template = st.selectbox("Template", list(templates), key="new_ws_template")
+    if st.button("Create and open", type="primary", icon=":material/add_business:", key="create_ws"):
+        try:
+            path = create_workspace(name, templates[template])
+        except UserInputError as exc:
+            st.error(str(exc))
+        else:
+            services.switch_to(path)
+            st.rerun()

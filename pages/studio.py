@@ -1,0 +1,117 @@
+"""SOP studio: list, create, edit, duplicate and delete SOPs with live lint and a graph; edit the GAR; undo."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.errors import UserInputError
+from core.playground import templates
+from ui import services, widgets
+
+pg = services.current()
+gen = st.session_state.setdefault("studio_generation", 0)
+
+
+def refresh() -> None:
+    """Forget editor contents (after undo, create, delete) so they show what is on disk."""
+    st.session_state["studio_generation"] = gen + 1
+
+
+st.title("SOP studio")
+st.caption("Write SOPs as indented text in the paper's style or as JSON node graphs. Lint runs as you edit; "
+           "saving is refused while there are errors, and every save can be undone.")
+tab_sops, tab_gar, tab_history = st.tabs(["SOPs", "Global Action Repository", "History and undo"])
+
+with tab_sops:
+    files = pg.sop_files()
+    col_list, col_edit = st.columns([1, 3], gap="large")
+    with col_list:
+        names = [f.name for f in files]
+        labels = {f.name: f"{f.name}" + ("" if f.compiled else " ⚠") for f in files}
+        choice = st.radio("SOP files", names, format_func=lambda n: labels[n], key=f"sop_choice_{gen}") if names \
+            else None
+        with st.popover("New SOP", icon=":material/add:", width="stretch"):
+            new_name = st.text_input("File name", placeholder="refund_request.sop", key="new_sop_name")
+            fmt = st.radio("Format", ["text", "json"], horizontal=True, key="new_sop_format")
+            if st.button("Create", key="create_sop"):
+                try:
+                    stem = new_name.strip().rsplit(".", 1)[0] if new_name.strip() else ""
+                    fname = f"{stem}.{'sop' if fmt == 'text' else 'json'}" if stem else ""
+                    result = pg.save_sop(fname, templates.new_sop(pg.workspace, stem, fmt), create=True)
+                    widgets.saved(result, f"sops/{fname}")
+                    if result.saved:
+                        refresh()
+                        st.rerun()
+                except UserInputError as exc:
+                    st.error(str(exc))
+        if choice:
+            with st.popover("Duplicate", icon=":material/content_copy:", width="stretch"):
+                suffix = choice.rsplit(".", 1)[1]
+                copy_name = st.text_input("New file name", value=f"{choice.rsplit('.', 1)[0]}_copy.{suffix}",
+                                          key=f"dup_name_{choice}")
+                if st.button("Duplicate", key="duplicate_sop"):
+                    try:
+                        widgets.saved(pg.duplicate_sop(choice, copy_name), f"sops/{copy_name}")
+                        refresh()
+                        st.rerun()
+                    except UserInputError as exc:
+                        st.error(str(exc))
+            with st.popover("Delete", icon=":material/delete:", width="stretch"):
+                st.write(f"Delete `sops/{choice}`? It is backed up and can be undone.")
+                if st.button("Delete", type="primary", key="delete_sop"):
+                    widgets.saved(pg.delete_sop(choice), f"deletion of sops/{choice}")
+                    refresh()
+                    st.rerun()
+
+    with col_edit:
+        if not choice:
+            st.info("No SOPs yet: create one with **New SOP**.")
+        else:
+            source = pg.read_sop(choice)
+            edited = st.text_area(f"sops/{choice}", value=source, height=440, key=f"src_{gen}_{choice}",
+                                  help="Press Ctrl+Enter (or click outside) to lint.")
+            check = pg.check_sop(choice, edited)
+            dirty = edited != source
+            c1, c2 = st.columns([1, 4])
+            if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):
+                result = pg.save_sop(choice, edited)
+                widgets.saved(result, f"sops/{choice}")
+                if result.saved:
+                    check = pg.check_sop(choice, edited)
+            c2.caption("Unsaved changes." if dirty else "Saved; the next chat turn uses this version.")
+            widgets.problems(check.problems, ok_text="Compiles: no errors.")
+            if check.sop is not None:
+                st.markdown(f"**{check.sop.title}** · id `{check.sop.id}` · priority {check.sop.priority} · "
+                            f"{len(check.sop.nodes)} nodes · triggers: {len(check.sop.triggers)}")
+                st.graphviz_chart(check.sop.to_dot(), width="stretch")
+
+with tab_gar:
+    st.caption("Each SOP step of a text SOP is matched to an action here (exact name, else similarity ≥ 0.80). "
+               "`action_type` is api_call, ask_user_input, message_to_user or external_knowledge (join with |); "
+               "`params` are slot names joined with |, `?` marks an optional one.")
+    frame = pd.DataFrame(pg.gar_rows())
+    edited_gar = st.data_editor(frame, num_rows="dynamic", width="stretch", key=f"gar_{gen}", height=460)
+    if st.button("Save GAR", type="primary", icon=":material/save:", key="save_gar"):
+        result = pg.save_gar(edited_gar.to_dict("records"))
+        widgets.saved(result, "gar.csv")
+        if result.saved:
+            refresh()
+    widgets.problems([p for p in pg.problems if p.file == "gar.csv"])
+
+with tab_history:
+    saved_changes = pg.backups()
+    if not saved_changes:
+        st.info("Nothing to undo yet.")
+    else:
+        st.markdown(f"Last change: **{saved_changes[0].label}** ({saved_changes[0].stamp})")
+        if st.button("Undo last change", icon=":material/undo:", key="undo"):
+            done = pg.undo()
+            if done is not None:
+                st.toast(f"Undone: {done.label}")
+            refresh()
+            st.rerun()
+        st.dataframe(pd.DataFrame([{"when": b.stamp, "change": b.label, "files": ", ".join(b.files)}
+                                   for b in saved_changes]), hide_index=True, width="stretch")
+    st.markdown("**Workspace lint**")
+    widgets.problems(pg.problems, ok_text="The workspace lints clean.")

@@ -1,0 +1,76 @@
+"""Renderers shared by pages: lint problems, a turn's trace, save results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from core.playground import CheckResult, MappingProblem
+from core.problems import Problem
+
+
+def problems(found: list[Problem], *, ok_text: str = "") -> None:
+    """Errors and warnings, one line each with file:line:column."""
+    errs = [p for p in found if p.severity == "error"]
+    warns = [p for p in found if p.severity == "warning"]
+    for p in errs:
+        st.error(str(p), icon=":material/error:")
+    for p in warns:
+        st.warning(str(p), icon=":material/warning:")
+    if not errs and ok_text:
+        st.success(ok_text, icon=":material/check_circle:")
+
+
+def mapping_problems(found: list[MappingProblem]) -> None:
+    """Problems with an inventory column mapping."""
+    for p in found:
+        (st.error if p.severity == "error" else st.warning)(str(p))
+
+
+def saved(result: CheckResult, what: str) -> None:
+    """The outcome of a checked save: success, or the errors that stopped it (nothing written)."""
+    if result.saved:
+        st.toast(f"{what} saved. Undo is on the SOP studio page.", icon=":material/save:")
+        st.success(f"{what} saved and in use.", icon=":material/check_circle:")
+        problems([p for p in result.problems if p.severity == "warning"])
+    else:
+        st.error(f"{what} not saved: fix these first. Nothing was changed on disk.", icon=":material/block:")
+        problems(result.blocking)
+
+
+def trace(tr: dict[str, Any]) -> None:
+    """One turn's trace: perception, decisions, stack operations, tool calls, grounding, memory."""
+    perception = tr.get("perception") or {}
+    intents = perception.get("intents") or []
+    cols = st.columns(3)
+    cols[0].metric("latency", f"{tr.get('latency_ms', 0):.0f} ms")
+    cols[1].metric("tool calls", len(tr.get("tool_calls") or []))
+    cols[2].metric("LLM calls", len(tr.get("llm") or []))
+    if intents:
+        st.caption("Intent scores: " + ", ".join(f"{name} {score:.2f}" for name, score in intents))
+    decisions = tr.get("decisions") or []
+    if decisions:
+        st.markdown("**Decisions**\n" + "\n".join(f"1. {d}" for d in decisions))
+    if tr.get("actions"):
+        st.markdown("**Steps executed:** " + " → ".join(f"`{a}`" for a in tr["actions"]))
+    if tr.get("stack_ops"):
+        st.markdown("**Goal and stack operations**")
+        st.dataframe(pd.DataFrame(tr["stack_ops"]), hide_index=True, width="stretch")
+    calls = tr.get("tool_calls") or []
+    if calls:
+        st.markdown("**Tool calls**")
+        st.dataframe(pd.DataFrame([{
+            "tool": c.get("tool"), "agent": c.get("agent"), "args": c.get("args"), "ok": c.get("ok"),
+            "result / error": c.get("result") if c.get("ok") else f"{c.get('error_kind')}: {c.get('error')}",
+            "ms": c.get("latency_ms"),
+        } for c in calls]), hide_index=True, width="stretch")
+    if tr.get("denied"):
+        st.markdown("**Denied by the permission matrix**")
+        st.json(tr["denied"], expanded=False)
+    grounding = tr.get("grounding") or {}
+    if grounding.get("ungrounded"):
+        st.warning(f"Grounding check replaced a reply: {grounding['ungrounded']}")
+    with st.popover("Raw trace"):
+        st.json(tr, expanded=1)
