@@ -19,7 +19,7 @@ with st.sidebar:
     choices = services.workspace_choices()
     labels = [label for label, _ in choices]
     here = next((i for i, (_, path) in enumerate(choices) if path == pg.root), 0)
-    picked = st.selectbox("Workspace", labels, index=here, key="workspace_picker",
+    picked = st.selectbox("Workspace", labels, index=here, key=services.PICKER_KEY,
                           help="Switch store: the demo, an example, or a workspace you created on the Store page.")
     target = choices[labels.index(picked)][1]
     if target != pg.root:

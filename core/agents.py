@@ -11,8 +11,8 @@ from core.brains.base import Brain
 from core.memory.base import PreferenceSummary
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
 from core.slots import SlotType, extract, validate
-from core.sop.expr import evaluate, parse
-from core.sop.graph import Node, Sop
+from core.sop.expr import evaluate, lookup, parse
+from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
 
 MAX_ATTEMPTS = 3
@@ -103,7 +103,7 @@ class SpecialistAgent:
         values = self.answer_values(goal, sop, text)
         required = [p.name for p in node.fills if not p.optional]
         ok = bool(values) and all(r in values for r in required)
-        goal.memory.append(MemoryEntry(action=node.label, observation=values if ok else text,
+        goal.memory.append(MemoryEntry(action=node.label, observation=values if ok else self.env.brain.correct(text),
                                        feedback="success" if ok else "fail", turn=turn))
         if ok:
             goal.slots.update(values)
@@ -129,6 +129,8 @@ class SpecialistAgent:
         """Slot values a message gives without being asked (budget up front, a brand, a category)."""
         found: dict[str, Any] = {}
         for name, st in self.types(sop).items():
+            if name in SESSION_SLOTS:
+                continue
             if st.kind == "text":
                 if opening and name not in goal.slots:
                     found[name] = text.strip()
@@ -213,26 +215,16 @@ class SpecialistAgent:
 
     def _action(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
         if node.asks:
-            missing = [p.name for p in node.fills if not p.optional and goal.slots.get(p.name) in (None, "")]
+            missing = [p.name for p in node.fills if not p.optional and _unknown(goal, p.name)]
             if not missing and node.fills:
                 resp.decisions.append(f"skip {node.label!r}: already known")
                 goal.step = node.next
                 return
-            self._ask(goal, sop, node, resp, req)
-            return
-        if "api_call" in node.kinds:
-            args = self._args(goal, node, req.preferences)
-            missing = [p.name for p in node.params if not p.optional and goal.slots.get(p.name) in (None, "")]
-            if missing:
-                asker = self._asker_for(sop, missing[0])
-                if asker is not None:
-                    self._ask(goal, sop, asker, resp, req)
-                    return
-            if not self._count_attempt(goal, node, resp):
+            if "api_call" not in node.kinds:
+                self._ask(goal, sop, node, resp, req)
                 return
-            resp.actions.append(node.label)
-            resp.tool_requests.append(ToolRequest(node.tool, args, node.id))
-            goal.status = GoalStatus.ACTIVE
+        if "api_call" in node.kinds:
+            self._request_tool(goal, sop, node, req, resp)
             return
         if not self._count_attempt(goal, node, resp):
             return
@@ -244,10 +236,32 @@ class SpecialistAgent:
         goal.attempts.pop(node.id, None)
         goal.step = node.next
 
-    def _ask(self, goal: Goal, sop: Sop, node: Node, resp: AgentRunResponse, req: AgentRunRequest) -> None:
+    def _request_tool(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
+        """Ask for a missing input first; else request the step's tool (one counted run of the step)."""
+        missing = [p.name for p in node.params if not p.optional and _unknown(goal, p.name)]
+        if missing:
+            asker = self._asker_for(sop, missing[0], before=node.id)
+            if asker is not None:
+                self._ask(goal, sop, asker, resp, req)
+                return
+            what = missing[0].replace("_", " ")
+            resp.decisions.append(f"{node.label!r} needs {missing[0]}, which no step asks for: ending gracefully")
+            self._end(goal, None, resp, "failed", f"Sorry, I can't {node.label} without your {what}.")
+            return
         if not self._count_attempt(goal, node, resp):
             return
         resp.actions.append(node.label)
+        resp.tool_requests.append(ToolRequest(node.tool, self._args(goal, node, req.preferences), node.id))
+        goal.status = GoalStatus.ACTIVE
+
+    def _ask(self, goal: Goal, sop: Sop, node: Node, resp: AgentRunResponse, req: AgentRunRequest, *,
+             counted: bool = False) -> None:
+        """Put the step's question to the customer; ``counted`` when this run was already counted
+        (a step that called its API first)."""
+        if not counted:
+            if not self._count_attempt(goal, node, resp):
+                return
+            resp.actions.append(node.label)
         question = self.env.brain.question(node, goal.slots)
         goal.pending = node.id
         goal.next_question = question
@@ -265,20 +279,82 @@ class SpecialistAgent:
         goal.attempts[node.id] = n
         return True
 
-    def _asker_for(self, sop: Sop, slot: str) -> Node | None:
-        for nid in _linear_order(sop):
-            node = sop.nodes[nid]
-            if node.asks and any(p.name == slot for p in node.fills):
-                return node
-        return None
+    @staticmethod
+    def _asker_for(sop: Sop, slot: str, before: str | None = None) -> Node | None:
+        """The step that asks for a slot; with ``before``, preferably the closest one on a path to that step."""
+        askers = [sop.nodes[n] for n in _linear_order(sop)
+                  if sop.nodes[n].asks and any(p.name == slot for p in sop.nodes[n].fills)]
+        if before is not None:
+            upstream = [a for a in askers if a.id != before and before in sop.reachable(a.id)]
+            askers = upstream[-1:] or askers
+        return askers[0] if askers else None
+
+    def _asker_for_error(self, goal: Goal, sop: Sop, node: Node, call: ToolCall) -> Node | None:
+        """The ask to return to after an "invalid input" error: the one whose slot the error names
+        (by the slot's name or the API param it was passed as), else the one answered most recently."""
+        said = set(T.words(call.error.replace("_", " ")))
+        best: tuple[tuple[float, int, int], Node] | None = None
+        for p in node.params:
+            asker = self._asker_for(sop, p.name, before=node.id)
+            if asker is None:
+                continue
+            passed_as = [k for k, v in call.args.items() if v == goal.slots.get(p.name) and k != p.name]
+            words = set(T.words(" ".join([p.name, *passed_as]).replace("_", " ")))
+            hit = len(words & said)
+            key = (hit / max(1, len(words)), hit, _last_success(goal, asker.label))
+            if best is None or key > best[0]:
+                best = (key, asker)
+        return best[1] if best else None
+
+    def go_back(self, goal: Goal, sop: Sop, text: str, turn: int = 0) -> Node | None:
+        """Rewind to the earlier ask the customer wants to redo (paper A.1: search the execution memory).
+
+        The ask whose words the message shares most wins, else the latest answered one. Its
+        slots and those of every ask after it are cleared, so the flow runs again from there.
+        Returns the ask, or None when no earlier ask was answered.
+        """
+        current = goal.pending or goal.step
+        answered = [sop.nodes[n] for n in _linear_order(sop) if sop.nodes[n].asks and n != current
+                    and _last_success(goal, sop.nodes[n].label) >= 0
+                    and (current is None or current in sop.reachable(n))]
+        if not answered:
+            return None
+        said = set(T.tokens(text)) - GO_BACK_WORDS
+
+        def score(node: Node) -> tuple[int, float, int]:
+            words = set(T.tokens(" ".join([node.label, *(p.name.replace("_", " ") for p in node.fills)])))
+            hit = len(words & said)
+            return hit, hit / max(1, len(words)), _last_success(goal, node.label)
+
+        target = max(answered, key=score)
+        if score(target)[0] == 0:
+            target = max(answered, key=lambda n: _last_success(goal, n.label))
+        self.note_detour(goal, sop, text, turn)
+        for nid in sop.reachable(target.id):
+            later = sop.nodes[nid]
+            goal.attempts.pop(nid, None)
+            for p in later.fills if later.asks else []:
+                goal.slots.pop(p.name, None)
+        goal.step, goal.pending = target.id, None
+        return target
+
+    def note_detour(self, goal: Goal, sop: Sop, text: str, turn: int, action: str = "") -> None:
+        """Record a reply that was a question or a request rather than an answer (feedback fail),
+        and the step taken for it (e.g. seeking external knowledge), in execution memory."""
+        node = sop.node(goal.pending)
+        if node is not None:
+            goal.memory.append(MemoryEntry(action=node.label, observation=self.env.brain.correct(text),
+                                           feedback="fail", turn=turn))
+        if action:
+            goal.memory.append(MemoryEntry(action=action, observation="done", feedback="success", turn=turn))
 
     def _args(self, goal: Goal, node: Node, prefs: PreferenceSummary) -> dict[str, Any]:
         if node.arg_map:
             args = {}
             for k, src in node.arg_map.items():
-                args[k] = goal.slots.get(src[len("context."):]) if src.startswith("context.") else src
+                args[k] = lookup(goal.slots, src) if src.startswith("context.") else src
         else:
-            args = {p.name: goal.slots[p.name] for p in node.params if goal.slots.get(p.name) not in (None, "")}
+            args = {p.name: goal.slots[p.name] for p in node.params if not _unknown(goal, p.name)}
         accepted = self.env.tool_params.get(node.tool, set())
         if "exclude_brands" in accepted and prefs.disliked_brands and "brand" not in args:
             args["exclude_brands"] = list(prefs.disliked_brands)
@@ -300,9 +376,12 @@ class SpecialistAgent:
             if call.ok:
                 goal.memory.append(MemoryEntry(action=node.label, observation=call.result, feedback="success",
                                                turn=req.turn))
-                goal.attempts.pop(node.id, None)
                 if sop.format == "json":
                     goal.slots[node.result_key] = call.result
+                if node.asks:  # api_call|ask_user_input: the API ran, now its question (same run of the step)
+                    self._ask(goal, sop, node, resp, req, counted=True)
+                    return
+                goal.attempts.pop(node.id, None)
                 if "message_to_user" in node.kinds:
                     msg = self._message(goal, node, req.preferences)
                     if msg:
@@ -320,9 +399,13 @@ class SpecialistAgent:
             self._end(goal, None, resp, "failed", "Sorry, I'm not able to do that here.")
             return
         if call.error_kind == "invalid_input":
-            params = [p.name for p in node.params]
-            asker = next((a for p in params if (a := self._asker_for(sop, p)) is not None), None)
+            asker = self._asker_for_error(goal, sop, node, call)
             if asker is not None:
+                if goal.attempts.get(node.id, 0) >= MAX_ATTEMPTS:
+                    resp.decisions.append(f"{node.label!r} ran {MAX_ATTEMPTS} times without progress: "
+                                          "ending gracefully")
+                    self._end(goal, None, resp, "failed", GRACEFUL_END)
+                    return
                 for p in asker.fills:
                     goal.slots.pop(p.name, None)
                 resp.decisions.append(f"{call.tool} said the input is invalid: back to {asker.label!r}")
@@ -345,9 +428,11 @@ class SpecialistAgent:
             goal.slots["kb_refs"] = [h.get("ref") for h in obs]
             goal.slots["answer_sent"] = True
             return render.render_fix(obs[0], str(goal.slots.get("device_model") or ""), short=short)
-        values = dict(goal.slots)
-        if isinstance(obs, dict):
-            values = {**obs, **values}
+        facts: dict[str, Any] = {}  # what the goal's tools returned so far, latest first to win
+        for entry in goal.memory:
+            if entry.feedback == "success" and isinstance(entry.observation, dict):
+                facts.update(entry.observation)
+        values = {**facts, **goal.slots}
         text = fill_template(node.message, values) if node.message else ""
         if isinstance(obs, dict) and "api_call" in node.kinds and not node.message:
             text = render.render_record(obs)
@@ -381,6 +466,24 @@ class SpecialistAgent:
             goal.next_question = ""
 
 
+GO_BACK_WORDS = frozenset(T.words("go back change changed wrong previous last question answer step redo re-do enter "
+                                   "re-enter reenter retype re-type correct fix edit mistake made gave give given "
+                                   "entered typed start over beginning wait sorry oops actually ask user provide "
+                                   "send said part earlier before"))
+
+
+def _unknown(goal: Goal, name: str) -> bool:
+    return lookup(goal.slots, name) in (None, "")
+
+
+def _last_success(goal: Goal, action: str) -> int:
+    """Index of the latest successful execution-memory entry for an action (-1 when none)."""
+    for i in range(len(goal.memory) - 1, -1, -1):
+        if goal.memory[i].action == action and goal.memory[i].feedback == "success":
+            return i
+    return -1
+
+
 def _compact(item: dict[str, Any]) -> dict[str, Any]:
     return {k: item[k] for k in ("sku", "name", "category", "brand", "price", "stock") if k in item}
 
@@ -410,3 +513,4 @@ def _next_api(sop: Sop, start: str | None) -> Node | None:
             return None
         nid = node.next
     return None
+

@@ -26,7 +26,6 @@ from core.tools.inventory import Catalog, InventoryTool, load_catalog
 from core.tools.kb import KnowledgeBase, KnowledgeBaseTool
 from core.workspace import WorkspaceFiles, load_workspace_files, raise_on_errors
 
-
 BRAINS: tuple[str, ...] = ("rule",)
 """The brains this build can run (``build_orchestrator(brain=...)``)."""
 
@@ -134,14 +133,38 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
     return out
 
 
+CATALOG_PHRASES = ("recommend a {c}", "I'm looking for a {c}", "do you have {p}")
+
+
+def catalog_triggers(sops: list[Sop], categories: list[str]) -> dict[str, list[str]]:
+    """Trigger phrases from the store's own categories for the SOPs that search the inventory.
+
+    SOP authors write triggers for the catalogue they know; when the inventory is
+    replaced (tents instead of mice), "recommend a tent" must still reach the SOP.
+    """
+    shopping = [s.id for s in sops if any(n.tool == "inventory.query" for n in s.nodes.values())]
+    if len(shopping) != 1:  # several product SOPs: their own triggers tell them apart
+        return {}
+    phrases = []
+    for cat in (c.lower() for c in categories):
+        plural = next((f for f in sorted(T.plural_forms(cat)) if f != cat), cat)
+        phrases += [p.format(c=cat, p=plural) for p in CATALOG_PHRASES]
+    return {shopping[0]: phrases}
+
+
 def slot_types(sops: list[Sop], vocab: Vocabulary) -> dict[str, dict[str, SlotType]]:
-    """Each SOP's slot types, inferred from names and GAR/SOP text."""
+    """Each SOP's slot types, inferred from names and GAR/SOP text.
+
+    The ask that fills a slot defines it (its metadata says what a valid answer is); a slot
+    that only a tool uses is typed from its name.
+    """
     out: dict[str, dict[str, SlotType]] = {}
     for sop in sops:
         types: dict[str, SlotType] = {}
         for node in sop.nodes.values():
             for p in node.fills:
                 types.setdefault(p.name, infer_type(p.name, node.expects or node.text, vocab))
+        for node in sop.nodes.values():
             for p in node.params:
                 types.setdefault(p.name, infer_type(p.name, "", vocab))
         out[sop.id] = types
@@ -171,7 +194,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     mem = memory or LocalPreferenceMemory(state_dir / "preferences.sqlite")
     lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
     lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
-    rule = RuleBrain(ws.embedder, ws.sops, lexicon)
+    rule = RuleBrain(ws.embedder, ws.sops, lexicon, catalog_triggers(ws.sops, ws.vocab.categories))
     env = AgentEnv(rule, slot_types(ws.sops, ws.vocab), cfg.currency, settings.max_steps_per_turn,
                    {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()})
     agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ from core.memory.base import PreferenceMemory, PreferenceSummary, PreferenceUpda
 from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
 from core.slots import Vocabulary, find_vocab, resolve_reference
-from core.sop.graph import Sop
+from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
 
@@ -26,6 +27,7 @@ HISTORY_LIMIT = 40
 INTENT_MARGIN = 0.05
 STRONG_INTENT = 0.75
 KB_TOOL = "knowledge_base.search"
+EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
 INVENTORY_TOOL = "inventory.query"
 
 
@@ -50,6 +52,7 @@ class Turn:
     script: ToolScript | None
     cache: dict[str, list[ToolCall]]
     messages: list[str] = field(default_factory=list)
+    requested: dict[str, int] = field(default_factory=dict)  # tool calls of this attempt, by tool and args
 
 
 class Orchestrator:
@@ -161,8 +164,15 @@ class Orchestrator:
                 t.trace.decisions.append(f"goal {goal.type} ended: its SOP no longer exists")
             elif goal.sop_version != sop.version:
                 goal.sop_version = sop.version
-                goal.step, goal.pending, goal.attempts = sop.start, None, {}
-                t.trace.decisions.append(f"goal {goal.type} restarted: its SOP changed (slots kept)")
+                same_ask = next((n for n in sop.nodes.values() if goal.pending and n.asks
+                                 and {f.name for f in n.fills} & set(goal.missing)), None)
+                goal.attempts = {}
+                if same_ask is not None:  # the pending question still exists: the reply answers it
+                    goal.step = goal.pending = same_ask.id
+                    t.trace.decisions.append(f"goal {goal.type} moved to {same_ask.label!r}: its SOP changed")
+                else:
+                    goal.step, goal.pending = sop.start, None
+                    t.trace.decisions.append(f"goal {goal.type} restarted: its SOP changed (slots kept)")
 
     def _customer(self, state: SessionState) -> str:
         return state.customer_id or f"session:{state.session_id}"
@@ -234,6 +244,8 @@ class Orchestrator:
             return
         goal = t.ops.new_goal(sop.id, sop.priority)
         goal.step = sop.start
+        if t.state.customer_id:
+            goal.slots.update({k: t.state.customer_id for k in SESSION_SLOTS & set(sop.slot_names())})
         self._volunteered(t, goal, sop, opening=True)
         t.trace.decisions.append(f"new goal {sop.id} (priority {sop.priority})")
         if active is None:
@@ -266,13 +278,23 @@ class Orchestrator:
         if agent is None:
             return
         p = t.perception
-        if goal.pending and p.question and not self._answers_pending(goal, p.text) and not _choice_words(p.text):
+        if goal.pending and p.go_back and not self._answers_pending(goal, p.text):
+            target = agent.go_back(goal, sop, p.text, t.state.turn)
+            if target is not None:
+                t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
+                t.messages.append("Sure, let's go back to that.")
+                self._run_active(t)
+                return
+        if goal.pending and p.question and not self._answers_pending(goal, p.text) \
+                and not (self._asks_choice(goal, sop, agent) and _choice_words(p.text)):
             self._doubt(t, goal, sop)
             return
         changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
         pending = sop.node(goal.pending)
         pending_slots = {f.name for f in pending.fills} if pending else set()
-        corrections = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
+        answer = list(agent.answer_values(goal, sop, p.text).values())  # a value answers one slot, not two
+        corrections = {k: v for k, v in changes.items()
+                       if k not in pending_slots and goal.slots.get(k) != v and v not in answer}
         accepted = agent.accept_answer(goal, sop, p.text, t.state.turn)
         if corrections:
             changed = agent.apply_correction(goal, sop, corrections)
@@ -283,6 +305,13 @@ class Orchestrator:
             self._invalid(t, goal, sop)
             return
         self._run_active(t)
+
+    @staticmethod
+    def _asks_choice(goal: Goal, sop: Sop, agent: SpecialistAgent) -> bool:
+        """Whether the pending question asks the customer to choose among results ("the second one?")."""
+        node = sop.node(goal.pending)
+        types = agent.types(sop)
+        return node is not None and any(types[p.name].kind == "choice" for p in node.fills if p.name in types)
 
     def _invalid(self, t: Turn, goal: Goal, sop: Sop) -> None:
         node = sop.node(goal.pending)
@@ -329,13 +358,22 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ doubts and follow-ups
     def _doubt(self, t: Turn, goal: Goal, sop: Sop) -> None:
+        """Paper §3: answer a question asked instead of an answer, then ask the pending question again."""
         agent = self._agent(goal)
         text = t.perception.text
+        pending = sop.node(goal.pending)
         if agent is not None and self.gateway.allowed(agent.name, INVENTORY_TOOL) and self._about_items(goal, text):
             self._item_follow_up(t, goal, agent, text)
+            step = ""
         else:
-            self._kb_answer(t, text, agent_name="orchestrator")
+            self._kb_answer(t, search_query(text, pending), agent_name="orchestrator")
+            t.trace.actions.append(EXTERNAL_KNOWLEDGE)
+            step = EXTERNAL_KNOWLEDGE
+        if agent is not None:
+            agent.note_detour(goal, sop, text, t.state.turn, step)
         t.trace.decisions.append("doubt answered; pending question asked again")
+        if pending is not None and goal.next_question:
+            t.trace.actions.append(pending.label)
         self._reprompt(t, goal)
 
     def _about_items(self, goal: Goal, text: str) -> bool:
@@ -454,8 +492,8 @@ class Orchestrator:
         import json
 
         key = f"{tool}|{json.dumps(args, sort_keys=True, default=str)}"
-        used = sum(1 for c in t.trace.tool_calls if f"{c.tool}|{json.dumps(c.args, sort_keys=True, default=str)}"
-                   == key)
+        used = t.requested.get(key, 0)
+        t.requested[key] = used + 1
         earlier = t.cache.get(key, [])
         if used < len(earlier):
             call = earlier[used].model_copy(update={"reused": True})
@@ -511,6 +549,20 @@ def _sanitise(text: str) -> str:
     """Strip control characters and bound the length of a customer message."""
     cleaned = "".join(ch for ch in str(text) if ch.isprintable() or ch in "\n\t")
     return cleaned.strip()[:MAX_MESSAGE_CHARS]
+
+
+PRONOUN = re.compile(r"\b(it|that|this)\b", re.I)
+
+
+def search_query(text: str, pending: Node | None) -> str:
+    """The doubt as a search query, 'it' resolved to what the pending question asks for (paper §2.4):
+    "how to find it" while a listing id is asked -> "how to find my listing id"."""
+    if pending is None or not pending.fills:
+        return text
+    subject = pending.fills[0].name.replace("_", " ")
+    if subject.lower() in text.lower() or not PRONOUN.search(text):
+        return text
+    return PRONOUN.sub(f"my {subject}", text, count=1)
 
 
 def _social_reply(text: str, greeting: bool, thanks: bool) -> str:

@@ -41,35 +41,56 @@ class Vocabulary:
 
 
 def infer_type(name: str, expects: str, vocab: Vocabulary) -> SlotType:
-    """Decide a slot's type from its name and the description of a valid answer."""
-    n = name.lower().replace("_", " ")
+    """Decide a slot's type: from the description of a valid answer first, else from the name.
+
+    ``expects`` is the GAR's ``user_interaction_metadata`` ("a 6-digit OTP", "a listing id like
+    LSTXXXXXXXXX"): it is the definition of a valid answer, so it outranks the slot name
+    (``old_email_otp`` holds an OTP, not an email).
+    """
     e = expects.lower()
-    both = f"{n} {e}"
+    n = name.lower().replace("_", " ")
     digits = re.search(r"(\d+)[- ]digit", e)
-    if "email" in both:
-        return SlotType(name, "email")
-    if "yes or no" in e or "yes/no" in e or n.startswith(("has ", "is ", "wants ", "can ", "did ")):
-        return SlotType(name, "boolean")
-    if digits or re.search(r"\b(otp|pin|code)\b", both):
-        return SlotType(name, "digits", digits=int(digits.group(1)) if digits else 0)
-    if "phone" in both or "mobile" in both:
-        return SlotType(name, "phone")
-    pat = _id_pattern(e)
-    if pat or re.search(r"\bid\b", n):
-        return SlotType(name, "id", pattern=pat)
-    if re.search(r"\b(budget|price|amount|cost|money|spend)\b", both):
-        return SlotType(name, "money")
-    if "categor" in both or "type of product" in e:
-        return SlotType(name, "category", vocab=vocab.categories)
-    if re.search(r"\b(brand|maker|manufacturer)\b", n):
-        return SlotType(name, "brand", vocab=vocab.brands)
-    if "model" in both:
-        return SlotType(name, "model", vocab=vocab.brands)
-    if re.search(r"\b(recommended|one of the|choice|chosen|choose)\b", both):
-        return SlotType(name, "choice")
-    if re.search(r"\b(number|count|quantity|how many)\b", both):
-        return SlotType(name, "number")
-    return SlotType(name, "text")
+    size = int(digits.group(1)) if digits else 0
+    kind = _kind_of(e, expects) or _name_kind(n) or _kind_of(n, "") or "text"
+    if kind == "category":
+        return SlotType(name, kind, vocab=vocab.categories)
+    if kind in ("brand", "model"):
+        return SlotType(name, kind, vocab=vocab.brands)
+    if kind == "id":
+        return SlotType(name, kind, pattern=_id_pattern(expects))
+    return SlotType(name, kind, digits=size if kind in ("digits", "phone") else 0)
+
+
+def _kind_of(text: str, original: str) -> str | None:
+    """The value kind a description names, most specific first."""
+    rules = [
+        (r"\b(yes or no|yes/no)\b", "boolean"),
+        (r"\d+[- ]digit.*\b(phone|mobile)\b", "phone"),
+        (r"\d+[- ]digit|\b(otp|pin|passcode|one-time password|verification code|code)\b", "digits"),
+        (r"\b(phone|mobile)\b", "phone"),
+        (r"\be-?mail\b", "email"),
+        (r"\bid\b", "id"),
+        (r"\b(budget|price|amount|cost|money|spend)\b", "money"),
+        (r"categor|type of product", "category"),
+        (r"\bmodel\b", "model"),
+        (r"\b(recommended|one of the|choice|chosen|choose)\b", "choice"),
+        (r"\b(number|count|quantity|how many)\b", "number"),
+    ]
+    if original and _id_pattern(original) is not None:
+        return "id"
+    for pattern, kind in rules:
+        if re.search(pattern, text):
+            return kind
+    return None
+
+
+def _name_kind(name: str) -> str | None:
+    """Kinds only a slot's name tells: yes/no flags (``has_access``) and brands."""
+    if name.startswith(("has ", "is ", "wants ", "can ", "did ")):
+        return "boolean"
+    if re.search(r"\b(brand|maker|manufacturer)\b", name):
+        return "brand"
+    return None
 
 
 def _id_pattern(expects: str) -> re.Pattern[str] | None:
@@ -281,4 +302,7 @@ def validate(st: SlotType, value: Any) -> bool:
         return len(str(value)) == st.digits
     if st.kind == "email":
         return bool(EMAIL.fullmatch(str(value)))
+    if st.kind == "phone" and st.digits:
+        extra = len(str(value)) - st.digits  # a country code may come first
+        return 0 <= extra <= 3
     return True

@@ -150,18 +150,28 @@ QUESTION_START = re.compile(
     r"would|will|should|shall|may|might|have|has|any|isn't|aren't|don't|doesn't|won't|can't)\b", re.I)
 QUESTION_INSIDE = re.compile(r"\b(tell me|wondering|i wonder|explain|do you know|any idea|not sure (how|what|where))\b",
                              re.I)
-YES = re.compile(r"^(yes|yeah|yep|yup|y|sure|ok|okay|correct|right|affirmative|of course|absolutely|i do|i have|"
-                 r"i can|it is|that's right|definitely|please do|go ahead|sounds good)\b", re.I)
-NO = re.compile(r"^(no|nope|nah|n|not really|negative|i don't|i do not|i haven't|i have not|i can't|i cannot|"
-                r"don't have|never|it isn't|it is not|none)\b", re.I)
+YES = re.compile(r"^(yes|yeah|yep|yup|ya|y|sure|ok|okay|correct|right|affirmative|of course|absolutely|certainly|"
+                 r"definitely|that's right|please do|go ahead|sounds good)\b", re.I)
+NO = re.compile(r"^(no|nope|nah|n|not really|negative|i don't|i dont|i do not|i haven't|i have not|i can't|i cannot|"
+                r"don't have|never|it isn't|it is not|none|unfortunately not|sadly not)\b", re.I)
+WEAK_YES = re.compile(r"\b(i (still )?(do|have|can)|still (have|do|can|use|got)|i've got|got it)\b", re.I)
+NEGATIVE = re.compile(r"\b(no|not|never|no longer|nothing|none|don'?t|doesn'?t|didn'?t|haven'?t|hasn'?t|can'?t|cannot|"
+                      r"couldn'?t|won'?t|isn'?t|aren'?t|lost|forgot|forgotten|unable|without)\b", re.I)
+UNSURE = re.compile(r"\b(not sure|unsure|don'?t know|no idea|maybe|perhaps|not certain|can'?t remember|it depends|"
+                    r"no clue)\b", re.I)
+LEAD_FILLER = re.compile(r"^(?:(?:well|um+|uh+|hmm+|oh|ah|so|actually|honestly|hi|hello|hey|sorry|ok|okay)"
+                         r"[\s,.!]+(?=\S))+", re.I)
 CANCEL = re.compile(r"\b(never ?mind|nevermind|forget (it|about it|that)|cancel( (it|that|this))?|stop (it|this)|"
                     r"drop it|not interested|no longer need|don't need (it|that) anymore|scratch that)\b", re.I)
 GREETING = re.compile(r"^(hi|hello|hey|good (morning|afternoon|evening)|howdy|greetings|yo|sawasdee|สวัสดี)\b", re.I)
 THANKS = re.compile(r"^(thanks|thank you|thx|ty|cheers|great,? thanks|perfect|awesome|cool)\b", re.I)
 CORRECTION = re.compile(r"\b(actually|instead|rather|change (it|that|my)|make it|i meant|sorry,? i meant|no,? it's|"
                         r"correction|switch to|update (it|my))\b", re.I)
-GO_BACK = re.compile(r"\b(go back|back to|previous (step|question)|start over|redo|re-?enter|change my answer|"
-                     r"wrong (id|number|email|answer)|made a mistake)\b", re.I)
+GO_BACK = re.compile(r"\b(go back|back to|previous (step|question|answer)|last (question|answer|step)|start over|"
+                     r"from the (beginning|start)|redo|re-?do|re-?enter|re-?type|change (my|the|that|what i)|"
+                     r"wrong|made a mistake|mistake in|correct (my|the|that|what)|fix (my|the|that)|"
+                     r"edit (my|the|that))\b", re.I)
+WH_WORD = re.compile(r"\b(what|how|where|why|when|which|who|whom|whose)\b", re.I)  # "how do I change it?" asks
 
 
 def is_question(text: str) -> bool:
@@ -171,13 +181,31 @@ def is_question(text: str) -> bool:
 
 
 def yes_no(text: str) -> bool | None:
-    """True for yes, False for no, None when neither."""
-    t = text.strip().lower()
+    """True for yes, False for no, None when neither (or when the customer is unsure).
+
+    An explicit yes/no at the start decides; otherwise a negation ("I lost access to it")
+    means no and a plain affirmation ("I still have it") means yes.
+    """
+    t = LEAD_FILLER.sub("", text.strip().lower())
+    if UNSURE.search(t) or is_question(t):
+        return None
     if NO.match(t):
         return False
     if YES.match(t):
         return True
+    if NEGATIVE.search(t):
+        return False
+    if WEAK_YES.search(t):
+        return True
     return None
+
+
+def is_go_back(text: str) -> bool:
+    """Whether the customer asks to return to an earlier step ("I gave the wrong id", "go back")."""
+    t = text.strip()
+    if not GO_BACK.search(t):
+        return False
+    return not is_question(t) or not WH_WORD.search(t)
 
 
 def is_cancel(text: str) -> bool:
@@ -210,15 +238,27 @@ def is_hostile(text: str) -> bool:
     return bool(HOSTILE.search(text))
 
 
-def correct_spelling(text: str, lexicon: set[str]) -> str:
-    """Replace words that are near-misses of lexicon words (typos) by those words."""
+def _correction(word: str, lexicon: set[str]) -> str:
+    """The lexicon word a word is a near-miss of (a typo), else the word itself."""
     import difflib
 
-    out = []
-    for word in words(text):
-        if word in lexicon or word in STOPWORDS or len(word) < 4 or not word.isalpha():
-            out.append(word)
-            continue
-        near = difflib.get_close_matches(word, lexicon, n=1, cutoff=0.8)
-        out.append(near[0] if near else word)
-    return " ".join(out)
+    if word in lexicon or word in STOPWORDS or len(word) < 4 or not word.isalpha():
+        return word
+    near = difflib.get_close_matches(word, lexicon, n=1, cutoff=0.8)
+    return near[0] if near else word
+
+
+def correct_spelling(text: str, lexicon: set[str]) -> str:
+    """Replace words that are near-misses of lexicon words (typos) by those words (lower-cased words out)."""
+    return " ".join(_correction(w, lexicon) for w in words(text))
+
+
+def correct_typos(text: str, lexicon: set[str]) -> str:
+    """The text as written, with only its misspelt words replaced (case, ids and punctuation kept)."""
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        fixed = _correction(word.lower(), lexicon)
+        return word if fixed == word.lower() else fixed
+
+    return WORD.sub(fix, text)

@@ -133,6 +133,35 @@ def parse_params(text: str) -> list[Param]:
     return out
 
 
+def _name_tokens(name: str) -> set[str]:
+    return {t for t in re.split(r"[\W_]+", name.lower()) if t}
+
+
+def bind_params(params: list[Param], names: list[str]) -> dict[str, str]:
+    """Which slot fills each of a tool's params (tool param -> slot name), paper §2.4.
+
+    SOP slots may carry generic or step-specific names (``old_email``, ``old_email_otp``) while
+    the API has its own (``destination``, ``otp``). A slot with the param's exact name wins;
+    then the slot sharing the most name words with the param; then the remaining slots fill
+    the remaining params in order, required params first. Slots left over are not bound.
+    """
+    bound = {p.name: p.name for p in params if p.name in names}
+    free = [n for n in names if n not in bound.values()]
+    todo = [p for p in params if p.name not in bound]
+    todo.sort(key=lambda p: p.optional)
+    for p in list(todo):
+        scored = [(len(_name_tokens(p.name) & _name_tokens(n)), -i, n) for i, n in enumerate(free)]
+        best = max(scored, default=(0, 0, ""))
+        if best[0] > 0:
+            bound[p.name] = best[2]
+            free.remove(best[2])
+            todo.remove(p)
+    for p in todo:
+        if free:
+            bound[p.name] = free.pop(0)
+    return bound
+
+
 def _did_you_mean(word: str, options: Any) -> str:
     near = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
     return f" (did you mean {near[0]!r}?)" if near else ""
@@ -396,7 +425,29 @@ def load_workspace_files(root: str | Path) -> WorkspaceFiles:
         raise WorkspaceError("workspace folder does not exist", Location(str(path)))
     cfg, p1 = load_store_config(path / "store.yaml")
     gar, p2 = load_gar(path / "gar.csv")
-    return WorkspaceFiles(path, cfg, gar, p1 + p2)
+    return WorkspaceFiles(path, cfg, gar, p1 + p2 + check_gar_params(gar, cfg.tools))
+
+
+def check_gar_params(rows: list[GarRow], tools: dict[str, ToolDecl]) -> list[Problem]:
+    """Every declared tool's required params get a slot from the GAR row that calls it."""
+    problems: list[Problem] = []
+    for row in rows:
+        decl = tools.get(row.api)
+        if decl is None or "api_call" not in row.types:
+            continue
+        names = [p.name for p in row.params]
+        bound = bind_params(decl.params, names)
+        unbound = [p.name for p in decl.params if not p.optional and p.name not in bound]
+        if unbound:
+            problems.append(Problem("gar.csv", row.line, "error",
+                                    f"action {row.action!r}: no param fills {row.api}'s {', '.join(unbound)}"
+                                    f" (params: {', '.join(names) or 'none'})"))
+        extra = [n for n in names if n not in bound.values()]
+        if extra and "ask_user_input" not in row.types:
+            problems.append(Problem("gar.csv", row.line, "error",
+                                    f"action {row.action!r}: {row.api} has no param for {', '.join(extra)}"
+                                    f" (it takes {', '.join(p.name for p in decl.params) or 'nothing'})"))
+    return problems
 
 
 def raise_on_errors(problems: list[Problem]) -> None:

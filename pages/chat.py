@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from core.build import BRAINS
@@ -58,11 +59,14 @@ with right:
     panel = pg.goal_panel(pg.state(sid))
     st.subheader("Goal")
     if panel["active_goal"]:
-        c1, c2 = st.columns(2)
-        c1.metric("Active goal", panel["active_goal"])
-        c2.metric("Status", panel["status"])
+        st.markdown(f"**Active goal** `{panel['active_goal']}` · **status** `{panel['status']}`"
+                    + (f" · **step** `{panel['step']}`" if panel.get("step") else ""))
         st.markdown("**Slots**")
-        st.json(panel["slots"], expanded=True)
+        if panel["slots"]:
+            st.dataframe(pd.DataFrame([{"slot": k, "value": widgets.brief(v)} for k, v in panel["slots"].items()]),
+                         hide_index=True, width="stretch")
+        else:
+            st.caption("none yet")
         st.markdown("**Missing:** " + (", ".join(f"`{m}`" for m in panel["missing"]) or "nothing"))
         if panel["next_question"]:
             st.markdown(f"**Next question:** {panel['next_question']}")

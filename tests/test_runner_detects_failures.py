@@ -27,8 +27,11 @@ turns:
 
 
 def test_json_report_shape(tmp_path: Path) -> None:
+    import contextlib
+    import io
+    import json
+
     from core.__main__ import main
-    import json, io, contextlib
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

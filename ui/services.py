@@ -14,6 +14,7 @@ from core.retrieval import MiniLMEmbedder, shared_model
 WORKSPACE_KEY = "workspace"
 SESSION_KEY = "session_id"
 CUSTOMER_KEY = "customer_id"
+PICKER_KEY = "workspace_picker"
 
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
@@ -50,6 +51,7 @@ def switch_to(path: Path) -> None:
     """Open another workspace in this browser session (a fresh chat session starts)."""
     st.session_state[WORKSPACE_KEY] = str(path.resolve())
     st.session_state.pop(SESSION_KEY, None)
+    st.session_state.pop(PICKER_KEY, None)  # the picker shows the new workspace, not the last one picked
 
 
 def session_id() -> str:

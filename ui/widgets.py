@@ -74,3 +74,17 @@ def trace(tr: dict[str, Any]) -> None:
         st.warning(f"Grounding check replaced a reply: {grounding['ungrounded']}")
     with st.popover("Raw trace"):
         st.json(tr, expanded=1)
+
+
+def brief(value: Any, limit: int = 80) -> str:
+    """A slot value in one short line: item lists by name, long text cut."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        names = [str(v.get("name") or v.get("title") or v.get("sku") or "?") for v in value]
+        text = f"{len(value)} items: " + ", ".join(names)
+    elif isinstance(value, dict):
+        text = ", ".join(f"{k}={v}" for k, v in value.items())
+    elif isinstance(value, list):
+        text = ", ".join(str(v) for v in value)
+    else:
+        text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -53,3 +53,7 @@ class Brain(Protocol):
     def question(self, node: Node, slots: dict[str, Any]) -> str:
         """The question that asks for what an ask step needs."""
         ...
+
+    def correct(self, text: str) -> str:
+        """The message with its typos corrected (the observation kept in execution memory)."""
+        ...

@@ -29,24 +29,32 @@ FALSEY_STRINGS = {"no", "false", "none", "not found", "n", "0", "fail", "failed"
 class RuleBrain:
     """Deterministic interpretation; vocabulary comes from the workspace."""
 
-    def __init__(self, embedder: CachedEmbedder, sops: list[Sop], lexicon: set[str] | None = None) -> None:
+    def __init__(self, embedder: CachedEmbedder, sops: list[Sop], lexicon: set[str] | None = None,
+                 extra_triggers: dict[str, list[str]] | None = None) -> None:
+        """``extra_triggers`` adds phrases per SOP id (e.g. built from the store's own product categories)."""
         self.embedder = embedder
         self.lexicon = set(lexicon or set())
         self._sop_ids: list[str] = []
         texts: list[str] = []
         for sop in sops:
-            for trig in [sop.title, *sop.triggers]:
+            for trig in [sop.title, *sop.triggers, *(extra_triggers or {}).get(sop.id, [])]:
                 if trig.strip():
                     self._sop_ids.append(sop.id)
                     texts.append(trig)
                     self.lexicon.update(T.words(trig))
+            for node in sop.nodes.values():
+                self.lexicon.update(w for w in T.words(f"{node.text} {node.expects}") if w.isalpha())
         self._vectors = embedder.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
+
+    def correct(self, text: str) -> str:
+        """The message with typos of workspace words corrected (the paper's spell-corrected observation)."""
+        return T.correct_typos(text, self.lexicon)
 
     # ------------------------------------------------------------ perception
     def perceive(self, text: str, sops: list[Sop], *, need_intents: bool = True) -> Perception:
         p = Perception(text=text, question=T.is_question(text), cancel=T.is_cancel(text),
                        greeting=T.is_greeting(text), thanks=T.is_thanks(text),
-                       correction=bool(T.CORRECTION.search(text)), go_back=bool(T.GO_BACK.search(text)))
+                       correction=bool(T.CORRECTION.search(text)), go_back=T.is_go_back(text))
         if need_intents and len(self._sop_ids) and T.tokens(text):
             q = self.embedder.embed([T.correct_spelling(text, self.lexicon)])[0]
             scores = self._vectors @ q
@@ -65,6 +73,8 @@ class RuleBrain:
         numeric = self._numeric(cond, observation)
         if numeric is not None:
             return numeric
+        if not T.words(core):  # a bare "no" / "not"
+            return _truthy(observation) != negated
         values = _scalar_values(observation)
         matched = self._value_match(core, observation, values)
         if matched is not None:
@@ -151,14 +161,27 @@ def _observed_number(cond: str, obs: Any) -> float | None:
         nums = T.amounts(obs)
         return nums[0].value if nums else None
     if isinstance(obs, dict):
-        cond_words = set(T.words(cond))
+        cond_words = [w for w in T.words(cond) if w.isalpha() and w not in T.STOPWORDS]
         numeric = [(k, v) for k, v in obs.items() if isinstance(v, int | float) and not isinstance(v, bool)]
         for k, v in numeric:
-            if set(T.words(str(k).replace("_", " "))) & cond_words:
+            if any(_same_word(a, b) for a in T.words(str(k).replace("_", " ")) for b in cond_words):
                 return float(v)
         if numeric:
             return float(numeric[0][1])
     return None
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Equal words, or one abbreviates the other ("hrs" / "hours", "qty" / "quantity")."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if len(short) < 2 or short[0] != long_[0]:
+        return False
+    if len(short) >= 3 and long_.startswith(short):
+        return True
+    it = iter(long_)
+    return len(short) >= 3 and all(ch in it for ch in short) and not any(ch in "aeiou" for ch in short[1:])
 
 
 def _truthy(obs: Any) -> bool:
@@ -203,26 +226,34 @@ ASK_FORMS = [
     (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?(?:if|whether) (.+)$", re.I),
      "Could you tell me whether {x}?"),
     (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?about (.+)$", re.I), "Could you tell me about {x}?"),
-    (re.compile(r"^(?:send otp and )?ask (?:the )?(?:user|customer|seller|them)? ?(?:for )?(.+)$", re.I),
+    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?(?:for )?(.+)$", re.I),
      "Could you please tell me {x}?"),
 ]
+LEAD_CLAUSE = re.compile(r"^.+?\band\s+(ask\b.*)$", re.I)  # "send otp and ask for ...": the ask is the question
+HAVE_NOUN = re.compile(r"^(access|permission|an? |any )", re.I)
 
 
 def question_from_action(action: str, expects: str) -> str:
     """A natural question built from an ask action and what a valid answer is."""
     x = ""
     form = "Could you please tell me {x}?"
+    lead = LEAD_CLAUSE.match(action.strip())
+    action = lead.group(1) if lead else action.strip()
+    yes_no = re.search(r"\b(yes or no|yes/no)\b", expects, re.I) is not None
     for pattern, template in ASK_FORMS:
-        m = pattern.match(action.strip())
+        m = pattern.match(action)
         if m:
             x, form = m.group(1), template
             break
     if not x:
         x = action
-    x = _second_person(x)
+    if yes_no and form.endswith("about {x}?") and HAVE_NOUN.match(x):
+        form, x = "Do you have {x}?", re.sub(r"\bthe\b", "your", x, flags=re.I)
+    else:
+        x = _second_person(x)
     q = form.format(x=x)
     hint = expects.strip()
-    if re.search(r"\b(yes or no|yes/no)\b", hint, re.I):
+    if yes_no:
         q += " (yes or no)"
     elif re.search(r"\b(e\.g\.|for example|like|digit)", hint, re.I):
         q += f" ({hint[0].lower() + hint[1:]})"

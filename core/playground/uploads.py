@@ -228,7 +228,9 @@ def _names(frame: pd.DataFrame, mapping: dict[str, str]) -> list[MappingProblem]
 
 def replace_top_level_block(text: str, key: str, value: Any) -> str:
     """``store.yaml`` text with one top-level key's block replaced (other lines and comments kept)."""
-    block = yaml.safe_dump({key: value}, sort_keys=False, allow_unicode=True, default_flow_style=None, width=120)
+    nested = isinstance(value, dict | list)  # inner scalar-only collections go on one line: {a: b}
+    block = yaml.safe_dump({key: value}, sort_keys=False, allow_unicode=True,
+                           default_flow_style=None if nested else False, width=120)
     lines = text.splitlines(keepends=True)
     start = next((i for i, ln in enumerate(lines) if re.match(rf"{re.escape(key)}\s*:", ln)), None)
     if start is None:

@@ -29,22 +29,34 @@ agents:
     "gar.csv": """action,action_type,user_interaction_metadata,api,params
 ask user what the question is about,ask_user_input,"a short description of the question",,topic
 search the knowledge base,api_call|external_knowledge,,knowledge_base.search,topic
-share the answer with the user,message_to_user,Share the best matching knowledge-base answer.,,
+share the answer with the user,message_to_user,Here is what I found.,,
+tell user no answer was found,message_to_user,"I couldn't find that in our help articles yet. A colleague will follow up.",,
 """,
     "sops/answer_question.sop": """---
 id: support.answer_question
 title: Answer a question
 triggers:
   - I have a question
-  - can you help me with something
+  - when are you open
+  - how does it work
 ---
 ask user what the question is about
 search the knowledge base
-share the answer with the user
+if an answer is found:
+    share the answer with the user
+    terminate the flow
+else:
+    tell user no answer was found
+    terminate the flow
 """,
     "kb/welcome.md": """# Welcome
 
-This is the first knowledge-base article of {name}. Replace it with your own documents.
+This is the first knowledge-base article of {name}. Replace it with your own documents
+on the Store page.
+
+## Opening hours
+
+We are open every day from 9:00 to 18:00.
 """,
 }
 

@@ -87,10 +87,10 @@ class Sop:
         """A node by id."""
         return self.nodes.get(node_id) if node_id else None
 
-    def reachable(self) -> set[str]:
-        """Ids of the nodes reachable from the start."""
+    def reachable(self, start: str | None = None) -> set[str]:
+        """Ids of the nodes reachable from a node (default: the start), that node included."""
         seen: set[str] = set()
-        todo = [self.start]
+        todo = [start or self.start]
         while todo:
             nid = todo.pop()
             if nid in seen or nid not in self.nodes:

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from core.problems import Problem
-from core.sop.graph import Branch, Node, Sop
+from core.sop.graph import SESSION_SLOTS, Branch, Node, Sop
 from core.workspace import GarRow
 
 TERMINATE = re.compile(r"^(terminate|end|stop|finish|close)\b(\s+(the\s+)?(flow|conversation|chat|sop|goal))?\.?$",
@@ -180,7 +180,7 @@ class TextCompiler:
             return nid
         node = Node(nid, "action", line.text, line.no, next=nxt, kinds=row.types, tool=row.api, gar=row)
         if row.has("ask_user_input"):
-            node.fills = list(row.params)
+            node.fills = list(row.params)  # a step that also calls an API is split in split_combined()
             node.expects = row.metadata
         elif row.has("api_call"):
             node.params = list(row.params)
@@ -188,6 +188,26 @@ class TextCompiler:
             node.message = row.metadata
         self.nodes[nid] = node
         return nid
+
+
+    def split_combined(self) -> None:
+        """Split the params of steps that call an API and then ask (``api_call|ask_user_input``).
+
+        Params that another step of the SOP asks for (or the session provides) are the API's
+        inputs; the rest are what the customer's answer fills, e.g. ``old_email|old_email_otp``
+        for "send otp and ask for otp received on old email".
+        """
+        asked = {p.name for n in self.nodes.values() if n.asks and "api_call" not in n.kinds for p in n.fills}
+        asked |= SESSION_SLOTS
+        for node in self.nodes.values():
+            if not (node.asks and "api_call" in node.kinds and node.gar is not None):
+                continue
+            node.params = [p for p in node.gar.params if p.name in asked]
+            node.fills = [p for p in node.gar.params if p.name not in asked]
+            if not node.fills:
+                self.problems.append(Problem(self.file, node.line, "error",
+                                             f"step {node.text!r} asks the customer, but every param of its GAR "
+                                             "row is asked by another step: add the slot the answer fills"))
 
 
 def _is_else(line: Line) -> bool:
@@ -208,6 +228,7 @@ def parse_text_sop(source: str, file: str, resolver: GarResolver, default_id: st
         return None, problems
     comp = TextCompiler(file, resolver)
     start = comp.seq(tree, "end")
+    comp.split_combined()
     problems += comp.problems
     sop = Sop(id=str(meta.get("id") or default_id), title=str(meta.get("title") or meta.get("id") or default_id),
               agent=str(meta.get("agent") or ""), priority=_int(meta.get("priority"), 1, file, problems),

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.errors import ToolError
-from core.workspace import Param
+from core.workspace import Param, bind_params
 
 
 @dataclass
@@ -19,6 +19,21 @@ class ToolSpec:
     accepts_extra: bool = False
     timeout_s: float | None = None
     side_effects: bool = False
+
+    def bind(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Arguments keyed by slot names, renamed to this tool's params (see ``bind_params``).
+
+        Arguments already named like params are kept; a tool that accepts extra arguments
+        takes them as they are.
+        """
+        known = {p.name for p in self.params}
+        if self.accepts_extra or all(k in known for k in args):
+            return dict(args)
+        present = [k for k, v in args.items() if v not in (None, "")]
+        mapping = bind_params(self.params, present)
+        out = {param: args[slot] for param, slot in mapping.items()}
+        out.update({k: v for k, v in args.items() if k not in mapping.values() and k not in out})
+        return out
 
     def validate(self, args: dict[str, Any]) -> dict[str, Any]:
         """Check arguments: required present, no unknown names (unless extras are accepted).

@@ -93,7 +93,7 @@ class HttpTool:
             detail = _error_text(exc.read().decode("utf-8", "replace")) or exc.reason
             kind = "invalid_input" if exc.code in (404, 422) else classify_error(str(detail))
             raise ToolError(f"HTTP {exc.code}: {detail}", kind) from exc
-        except (TimeoutError, socket.timeout) as exc:
+        except TimeoutError as exc:
             raise ToolError(f"timed out after {timeout:g}s", "timeout") from exc
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, TimeoutError | socket.timeout):

@@ -65,12 +65,14 @@ class ToolGateway:
         if not system and not self.allowed(agent, tool):
             return self._fail(call, f"agent {agent!r} may not call {tool!r}", "denied", started)
         impl = self.tools.get(tool)
+        if impl is not None:
+            call.args = impl.spec.bind(call.args)
         if script is not None and script.has(tool):
             return self._scripted(call, script.next(tool), started)
         if impl is None:
             return self._fail(call, f"unknown tool {tool!r}", "failure", started)
         try:
-            clean = impl.spec.validate(args)
+            clean = impl.spec.validate(call.args)
             call.args = clean
             call.result = self._run(impl, clean)
         except ToolError as exc:

@@ -1,0 +1,199 @@
+"""The playground's services on a copy of the demo workspace: what each page does, without a browser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.build import load_workspace
+from core.errors import UserInputError
+from core.playground import Playground, create_workspace, suggest_mapping
+from core.playground.uploads import UploadError, read_inventory
+from core.problems import errors
+from core.retrieval import CachedEmbedder
+from tests.playground.conftest import snapshot
+from tests.playground.pdf import text_pdf
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_saved_sop_is_used_by_the_very_next_turn(pg: Playground) -> None:
+    assert "budget" in pg.send("s1", "Recommend a gaming mouse").reply.lower()
+    source = pg.read_sop("recommend_item.sop")
+    result = pg.save_sop("recommend_item.sop", source.replace("    tell user nothing matched\n",
+                                                              "    say goodbye politely\n"))
+    assert result.saved, result.blocking
+    ongoing = pg.send("s1", "100")
+    assert any("its SOP changed" in d for d in ongoing.trace["decisions"])
+    assert ongoing.trace["actions"] == ["search inventory for matching items", "say goodbye politely"]
+    pg.send("s2", "Recommend a gaming mouse")
+    assert "other options" in pg.send("s2", "100").reply
+
+
+def test_a_goal_whose_question_is_gone_restarts_with_its_slots(pg: Playground) -> None:
+    pg.send("s1", "Recommend a gaming mouse")
+    source = pg.read_sop("recommend_item.sop").replace("ask user for budget\n", "")
+    assert pg.save_sop("recommend_item.sop", source).saved
+    view = pg.send("s1", "hmm")
+    assert any("restarted: its SOP changed" in d for d in view.trace["decisions"])
+    assert view.state.goals["g1"].slots["category"] == "Mouse"
+
+
+def test_deleting_an_sop_ends_goals_that_were_using_it(pg: Playground) -> None:
+    pg.send("s1", "Recommend a gaming mouse")
+    assert pg.delete_sop("recommend_item.sop").saved
+    view = pg.send("s1", "1500")
+    assert any("no longer exists" in d for d in view.trace["decisions"])
+    assert view.state.active_goal is None
+    assert pg.undo() is not None and (pg.root / "sops" / "recommend_item.sop").exists()
+
+
+@pytest.mark.parametrize(("name", "source", "expected"), [
+    ("recommend_item.sop", "", "the SOP is empty"),
+    ("recommend_item.sop", "---\nid: sales.recommend_item\n---\nask user for budget\nif items found:\n"
+                           "    recommend items to user\n  tell user nothing matched\n", "unindent"),
+    ("recommend_item.sop", "---\nid: sales.recommend_item\n---\ndance with the customer\n", "unknown action"),
+    ("order_status.json", '{"startNode": "a", "nodes": {"a": {"type": "action", "nextNodes": ["b"]}}}',
+     "unknown node"),
+    ("twin.sop", "---\nid: sales.recommend_item\n---\nask user for budget\n", "already used"),
+])
+def test_bad_sops_are_refused_and_nothing_changes_on_disk(pg: Playground, name: str, source: str,
+                                                         expected: str) -> None:
+    before = snapshot(pg.root)
+    result = pg.save_sop(name, source, create=name == "twin.sop")
+    assert not result.saved
+    assert any(expected in p.message for p in result.blocking), [str(p) for p in result.blocking]
+    assert all(p.line >= 1 for p in result.blocking if p.file.startswith("sops/"))
+    assert snapshot(pg.root) == before and pg.backups() == []
+
+
+def test_live_check_reports_line_numbers_and_compiles_the_graph(pg: Playground) -> None:
+    check = pg.check_sop("recommend_item.sop", pg.read_sop("recommend_item.sop") + "\nfly to the moon\n")
+    assert not check.ok and [p.line for p in check.problems if p.severity == "error"] == [32]
+    good = pg.check_sop("recommend_item.sop", pg.read_sop("recommend_item.sop"))
+    assert good.ok and good.sop is not None and good.sop.to_dot().startswith("digraph")
+
+
+def test_duplicate_gets_a_new_id_and_undo_removes_it(pg: Playground) -> None:
+    result = pg.duplicate_sop("recommend_item.sop", "recommend_copy.sop")
+    assert result.saved
+    ids = {f.name: f.id for f in pg.sop_files()}
+    assert ids["recommend_copy.sop"] == "sales.recommend_copy" and ids["recommend_item.sop"] == "sales.recommend_item"
+    with pytest.raises(UserInputError, match="already exists"):
+        pg.duplicate_sop("recommend_item.sop", "recommend_copy.sop")
+    assert pg.undo() is not None and "recommend_copy.sop" not in {f.name for f in pg.sop_files()}
+
+
+def test_gar_duplicates_are_refused_and_a_valid_edit_is_saved(pg: Playground) -> None:
+    before = snapshot(pg.root)
+    rows = pg.gar_rows()
+    result = pg.save_gar([*rows, dict(rows[0])])
+    assert not result.saved and "duplicate action" in result.blocking[0].message and result.blocking[0].line > 1
+    assert snapshot(pg.root) == before
+    rows[1]["user_interaction_metadata"] = "your budget in baht, e.g. 2500"
+    assert pg.save_gar(rows).saved
+    assert "2500" in pg.send("s9", "Recommend a gaming mouse").reply
+
+
+def test_bad_uploads_are_refused_and_nothing_changes_on_disk(pg: Playground) -> None:
+    before = snapshot(pg.root)
+    with pytest.raises(UploadError, match="binary"):
+        pg.upload_inventory("inventory.csv", b"\x89PNG\r\n\x1a\n\x00\x00", {"name": "a", "price": "b"}, [])
+    with pytest.raises(UploadError, match="limit"):
+        pg.upload_inventory("big.csv", b"name,price\n" + b"x,1\n" * (13 * 1024 * 1024), {}, [])
+    found, result = pg.upload_inventory("inv.csv", b"sku,name,kind\nA,Tent,Tent\n",
+                                        {"sku": "sku", "name": "name", "category": "kind"}, [])
+    assert result is None and any("'price' is not mapped" in str(p) for p in found)
+    with pytest.raises(UploadError, match="not UTF-8"):
+        pg.upload_kb([("notes.md", "caf\xe9".encode("latin-1"))])
+    with pytest.raises(UploadError, match="not accepted"):
+        pg.upload_kb([("tool.exe", b"MZ")])
+    assert snapshot(pg.root) == before
+
+
+def test_outdoor_inventory_uploaded_mapped_then_recommended_from(pg: Playground) -> None:
+    data = (ROOT / "examples" / "outdoor" / "inventory.csv").read_bytes()
+    frame = read_inventory("outdoor.csv", data)
+    mapping = suggest_mapping(list(frame.columns), pg.inventory_mapping())
+    found, result = pg.upload_inventory("outdoor.csv", data, mapping, ["Highlights", "Weight", "Season"])
+    assert result is not None and result.saved, [str(p) for p in found]
+    assert pg.inventory_mapping()["price"] == "Cost" and "Tent" in pg.workspace.vocab.categories
+    assert pg.send("o", "Recommend a tent").state.active_goal.type == "sales.recommend_item"  # type: ignore[union-attr]
+    reply = pg.send("o", "under 6000").reply
+    assert "Coleman Sundome 2-Person Tent" in reply and "Mouse" not in reply
+    assert load_workspace(pg.root, pg.embedder).problems == []
+
+
+def test_kb_upload_is_indexed_and_searchable_and_deletable(pg: Playground) -> None:
+    result = pg.upload_kb([("returns.md", b"# Returns\n\nReturns are accepted within 14 days with the receipt."),
+                           ("Warranty.pdf", text_pdf(["Warranty claims are answered within 5 business days."]))])
+    assert result.saved
+    refs = {d["file"]: d["chunks"] for d in pg.kb_documents()}
+    assert refs["kb/returns.md"] == 1 and refs["kb/Warranty.md"] == 1
+    assert pg.workspace.kb is not None
+    assert pg.workspace.kb.search("how long does a warranty claim take")[0]["ref"] == "kb/Warranty.md"
+    assert pg.delete_kb("kb/returns.md").saved and "kb/returns.md" not in {d["file"] for d in pg.kb_documents()}
+    with pytest.raises(UserInputError):
+        pg.delete_kb("store.yaml")
+
+
+def test_reindex_reports_progress(pg: Playground) -> None:
+    seen: list[float] = []
+    pg.reload(progress=lambda f, _s: seen.append(f))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_inspector_timeline_memory_tool_calls_and_export(pg: Playground) -> None:
+    for text in ["Recommend a gaming mouse", "My laptop battery drains fast, how do I fix it?", "1500"]:
+        pg.send("t3", text, customer_id="cust-9")
+    rows = pg.timeline("t3")
+    assert [r["active goal"] for r in rows][:2] == ["sales.recommend_item", "support.troubleshoot"]
+    assert rows[1]["stack (bottom → top)"] == "sales.recommend_item"
+    state = pg.state("t3")
+    assert state is not None and pg.execution_memory(state)
+    doc = json.loads(pg.export_session("t3"))
+    assert doc["state"]["session_id"] == "t3" and len(doc["traces"]) == 3
+    assert doc["sops"]["sales.recommend_item"] and doc["workspace"]["name"] == "Gadget Hub"
+    with pytest.raises(UserInputError):
+        pg.export_session("nope")
+
+
+def test_preferences_are_shown_with_provenance_and_can_be_forgotten(pg: Playground) -> None:
+    pg.send("p1", "I like Logitech, no Razer please", customer_id="c7")
+    entries = pg.preference_entries("c7")
+    liked = next(e for e in entries if e.value == "Logitech")
+    assert liked.session_id == "p1" and liked.turn == 1 and "Logitech" in liked.message
+    pg.forget_preference("c7", liked.id)
+    assert "Logitech" not in pg.memory.summary("c7").preferred_brands
+
+
+def test_workspace_conversation_tests_run_from_the_service(embedder: CachedEmbedder) -> None:
+    demo = Playground(ROOT, embedder=embedder, state_url="sqlite:///:memory:")
+    try:
+        files = demo.conversation_files()
+        names = {p.name for p in files}
+        assert "t1_sales_dependency.yaml" in names and "t1_sales_outdoor.yaml" not in names
+        steps: list[float] = []
+        results = demo.run_tests([p for p in files if p.name == "t1_sales_dependency.yaml"],
+                                 progress=lambda f, _s: steps.append(f))
+        assert results[0].passed and results[0].turns[0].trace["turn"] == 1 and steps[-1] == 1.0
+    finally:
+        demo.close()
+
+
+def test_new_workspaces_from_a_template_or_blank_lint_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           embedder: CachedEmbedder) -> None:
+    monkeypatch.setenv("SOP_WORKSPACES_DIR", str(tmp_path / "mine"))
+    outdoor = create_workspace("Peak Gear", ROOT / "examples" / "outdoor")
+    blank = create_workspace("Corner Shop", "blank")
+    for path, name in ((outdoor, "Peak Gear"), (blank, "Corner Shop")):
+        ws = load_workspace(path, embedder)
+        assert not errors(ws.problems), [str(p) for p in ws.problems]
+        assert ws.files.config.name == name and not (path / ".state" / "sessions.sqlite").exists()
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["corner-shop", "peak-gear"]
+    with pytest.raises(UserInputError, match="already exists"):
+        create_workspace("Peak gear", "blank")
+    with pytest.raises(UserInputError):
+        create_workspace("   ", "blank")
