@@ -1,4 +1,4 @@
-"""Command line: chat, test, lint, bench (``python -m core --help``)."""
+"""Command line: chat, test, lint, eval, bench (``python -m core --help``)."""
 
 from __future__ import annotations
 
@@ -95,6 +95,21 @@ def cmd_lint(args: argparse.Namespace) -> int:
     return 1 if errors(problems) else 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from core.evaluation.synthetic import format_report, run_synthetic
+
+    def progress(done: int, total: int) -> None:
+        print(f"\r{done}/{total} sessions", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    report = run_synthetic(_ws(args), sessions=args.sessions, seed=args.seed, brain=args.brain or "rule",
+                           progress=progress if sys.stderr.isatty() else None)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(format_report(report, failures=args.failures))
+    return 1 if report.accuracy < args.min_accuracy else 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from core.bench import run_bench
 
@@ -105,6 +120,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"handle_message over {result['turns']} turns: p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms; "
               f"floor (1 embedding + 1 SQLite commit) {result['floor_ms']} ms; p95/floor = {result['ratio']}")
     return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,13 +147,24 @@ def main(argv: list[str] | None = None) -> int:
     test = add("test", "run conversation test files")
     test.add_argument("paths", nargs="+")
     add("lint", "validate SOPs, GAR, store.yaml, inventory and KB")
+    evaluate = sub.add_parser("eval", help="evaluate the agent on a workspace's SOPs")
+    kinds = evaluate.add_subparsers(dest="evaluation", required=True)
+    synthetic = kinds.add_parser("synthetic", help="synthetic sessions per SOP, graded state by state (paper §4)")
+    synthetic.add_argument("--workspace", default=None, help="workspace folder (default: current folder)")
+    synthetic.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    synthetic.add_argument("--sessions", type=_positive, default=220, help="how many sessions (default 220)")
+    synthetic.add_argument("--seed", type=int, default=7, help="the same seed gives the same sessions (default 7)")
+    synthetic.add_argument("--brain", default=None, choices=["rule", "llm", "hybrid"])
+    synthetic.add_argument("--min-accuracy", type=float, default=0.0,
+                           help="exit with code 1 when the state-decision accuracy is below this (0-1)")
+    synthetic.add_argument("--failures", type=int, default=10, help="how many failed sessions to print (default 10)")
     bench = add("bench", "measure handle_message latency")
     bench.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     args.workspace_given = args.workspace is not None
     if args.workspace is None:
         args.workspace = os.getcwd()
-    handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "bench": cmd_bench}
+    handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "eval": cmd_eval, "bench": cmd_bench}
     try:
         return handlers[args.command](args)
     except SopError as exc:

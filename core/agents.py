@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,8 +101,10 @@ class SpecialistAgent:
         node = sop.node(goal.pending)
         if node is None or not node.asks:
             return None
-        values = self.answer_values(goal, sop, text)
         required = [p.name for p in node.fills if not p.optional]
+        values = self.answer_values(goal, sop, text)
+        if not (values and all(r in values for r in required)):  # typos: "the firrst one"
+            values = self.answer_values(goal, sop, self.env.brain.correct(text)) or values
         ok = bool(values) and all(r in values for r in required)
         goal.memory.append(MemoryEntry(action=node.label, observation=values if ok else self.env.brain.correct(text),
                                        feedback="success" if ok else "fail", turn=turn))
@@ -292,18 +295,17 @@ class SpecialistAgent:
     def _asker_for_error(self, goal: Goal, sop: Sop, node: Node, call: ToolCall) -> Node | None:
         """The ask to return to after an "invalid input" error: the one whose slot the error names
         (by the slot's name or the API param it was passed as), else the one answered most recently."""
-        said = set(T.words(call.error.replace("_", " ")))
-        best: tuple[tuple[float, int, int], Node] | None = None
+        said = " ".join(T.words(call.error.replace("_", " ")))
+        best: tuple[tuple[float, float, int, int], Node] | None = None
         for p in node.params:
             asker = self._asker_for(sop, p.name, before=node.id)
             if asker is None:
                 continue
-            passed_as = [k for k, v in call.args.items() if v == goal.slots.get(p.name) and k != p.name]
-            words = set(T.words(" ".join([p.name, *passed_as]).replace("_", " ")))
-            hit = len(words & said)
-            key = (hit / max(1, len(words)), hit, _last_success(goal, asker.label))
-            if best is None or key > best[0]:
-                best = (key, asker)
+            names = [p.name] + [k for k, v in call.args.items() if v == goal.slots.get(p.name) and k != p.name]
+            key = max((_named_in(name, said) for name in names), default=(0.0, 0.0, 0))
+            ranked = (*key, _last_success(goal, asker.label))
+            if best is None or ranked > best[0]:
+                best = (ranked, asker)
         return best[1] if best else None
 
     def go_back(self, goal: Goal, sop: Sop, text: str, turn: int = 0) -> Node | None:
@@ -331,10 +333,8 @@ class SpecialistAgent:
             target = max(answered, key=lambda n: _last_success(goal, n.label))
         self.note_detour(goal, sop, text, turn)
         for nid in sop.reachable(target.id):
-            later = sop.nodes[nid]
             goal.attempts.pop(nid, None)
-            for p in later.fills if later.asks else []:
-                goal.slots.pop(p.name, None)
+        _clear_from(goal, sop, target)
         goal.step, goal.pending = target.id, None
         return target
 
@@ -406,8 +406,7 @@ class SpecialistAgent:
                                           "ending gracefully")
                     self._end(goal, None, resp, "failed", GRACEFUL_END)
                     return
-                for p in asker.fills:
-                    goal.slots.pop(p.name, None)
+                _clear_from(goal, sop, asker)
                 resp.decisions.append(f"{call.tool} said the input is invalid: back to {asker.label!r}")
                 resp.messages.append(f"That didn't work: {call.error}.")
                 goal.step = asker.id
@@ -474,6 +473,25 @@ GO_BACK_WORDS = frozenset(T.words("go back change changed wrong previous last qu
 
 def _unknown(goal: Goal, name: str) -> bool:
     return lookup(goal.slots, name) in (None, "")
+
+
+def _clear_from(goal: Goal, sop: Sop, ask: Node) -> None:
+    """Forget what an ask and every ask after it collected: the flow runs again from that ask."""
+    for nid in sop.reachable(ask.id):
+        later = sop.nodes[nid]
+        for p in later.fills if later.asks else []:
+            goal.slots.pop(p.name, None)
+
+
+def _named_in(name: str, text: str) -> tuple[float, float, int]:
+    """How plainly a text names a slot or param: (whole name as a phrase, share of its words, words
+    matched), so "old email otp" beats "old email" in "the old email otp is invalid"."""
+    words = T.words(name.replace("_", " "))
+    if not words:
+        return 0.0, 0.0, 0
+    phrase = float(re.search(rf"\b{re.escape(' '.join(words))}\b", text) is not None)
+    hits = sum(w in text.split() for w in words)
+    return phrase, hits / len(words), hits
 
 
 def _last_success(goal: Goal, action: str) -> int:

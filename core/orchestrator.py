@@ -187,6 +187,14 @@ class Orchestrator:
         """A short reply that is plainly an answer to the pending ask needs no intent embedding."""
         return len(T.words(text)) <= 4 and self._answers_pending(goal, text)
 
+    def _about_pending(self, goal: Goal, text: str) -> bool:
+        """Whether a message names what the pending question asks for ("my request id is 8532"):
+        an attempt at an answer, even a wrong one, not a new request."""
+        sop = self.sops.get(goal.type)
+        node = sop.node(goal.pending) if sop else None
+        said = set(T.words(text))
+        return node is not None and any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills)
+
     def _answers_pending(self, goal: Goal | None, text: str) -> bool:
         """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
         if goal is None or not goal.pending or T.is_question(text):
@@ -224,10 +232,9 @@ class Orchestrator:
             return None
         if best[1] < t.perception.score(active.type) + INTENT_MARGIN:
             return None
-        agent = self._agent(active)
-        asop = self.sops.get(active.type)
-        if agent and asop and active.pending and self._answers_pending(active, t.perception.text) \
-                and best[1] < STRONG_INTENT:
+        text = t.perception.text
+        if active.pending and best[1] < STRONG_INTENT and (self._answers_pending(active, text)
+                                                            or self._about_pending(active, text)):
             return None
         return sop
 
@@ -278,7 +285,8 @@ class Orchestrator:
         if agent is None:
             return
         p = t.perception
-        if goal.pending and p.go_back and not self._answers_pending(goal, p.text):
+        if goal.pending and p.go_back and (self._asks_choice(goal, sop, agent)
+                                           or not self._answers_pending(goal, p.text)):
             target = agent.go_back(goal, sop, p.text, t.state.turn)
             if target is not None:
                 t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
@@ -294,7 +302,7 @@ class Orchestrator:
         pending_slots = {f.name for f in pending.fills} if pending else set()
         answer = list(agent.answer_values(goal, sop, p.text).values())  # a value answers one slot, not two
         corrections = {k: v for k, v in changes.items()
-                       if k not in pending_slots and goal.slots.get(k) != v and v not in answer}
+                       if k not in pending_slots and goal.slots.get(k) != v and not _part_of(v, answer)}
         accepted = agent.accept_answer(goal, sop, p.text, t.state.turn)
         if corrections:
             changed = agent.apply_correction(goal, sop, corrections)
@@ -563,6 +571,12 @@ def search_query(text: str, pending: Node | None) -> str:
     if subject.lower() in text.lower() or not PRONOUN.search(text):
         return text
     return PRONOUN.sub(f"my {subject}", text, count=1)
+
+
+def _part_of(value: Any, answer: list[Any]) -> bool:
+    """Whether a value is (part of) the answer's own value: "HP" in the chosen "HP 15s"."""
+    low = str(value).lower()
+    return any(value == a or (isinstance(a, str) and re.search(rf"\b{re.escape(low)}\b", a.lower())) for a in answer)
 
 
 def _social_reply(text: str, greeting: bool, thanks: bool) -> str:

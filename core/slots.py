@@ -14,8 +14,9 @@ ORDINALS = {"first": 0, "1st": 0, "one": 0, "second": 1, "2nd": 1, "two": 1, "th
             "fourth": 3, "4th": 3, "fifth": 4, "5th": 4}
 CHOOSE = re.compile(r"\b(take|get|buy|want|go with|choose|pick|order|like|prefer|i'll have|that one|this one|"
                     r"the (first|second|third|last|cheapest|cheaper|most expensive) one)\b", re.I)
-REFERENCE = re.compile(r"\b(the one|that one|this one|it|that|those|them|the (first|second|third|last|cheapest|"
+REFERENCE = re.compile(r"\b(the one|that one|this one|the (first|second|third|last|cheapest|"
                        r"cheaper|top) one|you (just )?(recommended|suggested|mentioned|showed))\b", re.I)
+PRONOUN = re.compile(r"\b(it|that|those|them)\b", re.I)
 DECLINE = re.compile(r"^(no|nope|nah|none|neither|not (really|now)|no thanks|no thank you|none of them|"
                      r"i'?ll pass|maybe later)\b", re.I)
 
@@ -29,6 +30,7 @@ class SlotType:
     vocab: list[str] = field(default_factory=list)
     digits: int = 0
     pattern: re.Pattern[str] | None = None
+    example: str = ""  # an id's example from the metadata ("LSTXXXXXXXXX")
 
 
 @dataclass
@@ -57,7 +59,8 @@ def infer_type(name: str, expects: str, vocab: Vocabulary) -> SlotType:
     if kind in ("brand", "model"):
         return SlotType(name, kind, vocab=vocab.brands)
     if kind == "id":
-        return SlotType(name, kind, pattern=_id_pattern(expects))
+        example = re.search(r"\blike\s+([A-Z][\w-]+)", expects)
+        return SlotType(name, kind, pattern=_id_pattern(expects), example=example.group(1) if example else "")
     return SlotType(name, kind, digits=size if kind in ("digits", "phone") else 0)
 
 
@@ -175,6 +178,8 @@ def _phone(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> 
     if not m:
         return None
     digits = re.sub(r"\D", "", m.group(0))
+    if st.digits and st.digits < len(digits) <= st.digits + 3 and m.group(0).lstrip().startswith("+"):
+        digits = digits[-st.digits:]  # "+91 98765 43210" -> the national number
     return digits if 7 <= len(digits) <= 15 else None
 
 
@@ -194,12 +199,27 @@ def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
 
 def _id(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     if st.pattern is not None:
-        m = st.pattern.search(msg)
-        return m.group(0).upper() if m else None
+        # "my lsting id: LSTG373JAJLR": a (typo'd) word can start like an id; an id has a digit or
+        # capitals, or is the whole message, or comes right after "id (is)"
+        found = [m for m in st.pattern.finditer(msg) if _id_like(m, msg, len(st.example))]
+        found.sort(key=lambda m: (m.group(0).isupper(), any(ch.isdigit() for ch in m.group(0)), len(m.group(0))),
+                   reverse=True)
+        return found[0].group(0).upper() if found else None
     m = re.search(r"\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]*-?[A-Z0-9-]{2,}\b", msg, re.I)
     if m:
         return m.group(0).upper()
     return None
+
+
+def _id_like(m: re.Match[str], msg: str, size: int) -> bool:
+    """An id, not a word that starts like one: it has capitals or a digit, is as long as the example,
+    is the whole message, or comes right after "id (is)"."""
+    value = m.group(0)
+    if value.isupper() or any(ch.isdigit() for ch in value) or (size and len(value) >= size - 1):
+        return True
+    if not msg.strip(" .!,").replace(value, ""):
+        return True
+    return re.search(r"\bid\W*(?:is\W*)?$", msg[: m.start()], re.I) is not None
 
 
 def _category(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
@@ -246,7 +266,7 @@ def _choice(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
         return None
     if DECLINE.match(msg.strip()):
         return False
-    picked = resolve_reference(msg, cands)
+    picked = resolve_reference(msg, cands, pronouns=bool(CHOOSE.search(msg)))  # "it's raining" picks nothing
     if picked is not None:
         return picked.get("name") or picked.get("sku")
     if asked and len(cands) == 1 and T.yes_no(msg):
@@ -254,8 +274,9 @@ def _choice(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
     return None
 
 
-def resolve_reference(msg: str, cands: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Which earlier result a message points to: by name, ordinal, price order, or 'the one'."""
+def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool = True) -> dict[str, Any] | None:
+    """Which earlier result a message points to: by name, ordinal, price order, or 'the one'
+    ('it'/'that' too, unless ``pronouns`` is False)."""
     low = msg.lower()
     best, best_score = None, 0.0
     for c in cands:
@@ -268,7 +289,7 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]]) -> dict[str, Any] |
     if best is not None and best_score > 0:
         return best
     for word, idx in ORDINALS.items():
-        if re.search(rf"\b(the )?{word}( one)?\b", low) and idx < len(cands) and word not in ("one",):
+        if word != "one" and idx < len(cands) and re.search(rf"(\bthe {word}\b|\b{word} one\b|^\W*{word}\W*$)", low):
             return cands[idx]
     if re.search(r"\b(last|latter)\b", low):
         return cands[-1]
@@ -276,7 +297,7 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]]) -> dict[str, Any] |
         return min(cands, key=lambda c: float(c.get("price") or 0))
     if re.search(r"\b(most expensive|priciest|best)\b", low):
         return max(cands, key=lambda c: float(c.get("price") or 0))
-    if REFERENCE.search(low):
+    if REFERENCE.search(low) or (pronouns and PRONOUN.search(low)):
         return cands[0]
     return None
 
@@ -303,6 +324,5 @@ def validate(st: SlotType, value: Any) -> bool:
     if st.kind == "email":
         return bool(EMAIL.fullmatch(str(value)))
     if st.kind == "phone" and st.digits:
-        extra = len(str(value)) - st.digits  # a country code may come first
-        return 0 <= extra <= 3
+        return len(str(value)) == st.digits  # a "+cc" country code was already dropped by _phone
     return True

@@ -18,6 +18,13 @@ want wanted need needed looking look get got give show tell find help recommend 
 let lets let's up out over under around only still well ok okay hi hello hey thanks thank
 """.split())
 
+# Words every conversation may use that typos should still reach (ordinals, amounts, yes/no).
+GENERAL_WORDS = frozenset("""
+first second third fourth fifth last cheapest cheaper expensive under below above around about budget
+yes yeah nope sure thanks please course still have lost longer anymore never absolutely definitely
+correct right sorry access email phone number code password account
+""".split())
+
 IRREGULAR_PLURALS = {"mouse": "mice", "child": "children", "person": "people", "man": "men", "woman": "women",
                      "foot": "feet", "tooth": "teeth", "knife": "knives", "life": "lives", "leaf": "leaves",
                      "shelf": "shelves", "wife": "wives", "half": "halves", "box": "boxes"}
@@ -147,9 +154,10 @@ def format_money(value: float, currency: str = "") -> str:
 
 QUESTION_START = re.compile(
     r"^(what|whats|what's|how|hows|why|where|when|which|who|whom|whose|is|are|am|do|does|did|can|could|"
-    r"would|will|should|shall|may|might|have|has|any|isn't|aren't|don't|doesn't|won't|can't)\b", re.I)
-QUESTION_INSIDE = re.compile(r"\b(tell me|wondering|i wonder|explain|do you know|any idea|not sure (how|what|where))\b",
-                             re.I)
+    r"would|will|should|shall|may|might|have|has|any)\b(?!['’]t\b)", re.I)  # "can't log in" is a statement
+QUESTION_INSIDE = re.compile(r"\b(tell me|wondering|i wonder|explain|do you know|any idea|"
+                             r"(not sure|don'?t know|no idea|no clue) (how|what|where|which|why|when)|"
+                             r"can'?t find|cannot find|unable to find|help me (find|with|understand))\b", re.I)
 YES = re.compile(r"^(yes|yeah|yep|yup|ya|y|sure|ok|okay|correct|right|affirmative|of course|absolutely|certainly|"
                  r"definitely|that's right|please do|go ahead|sounds good)\b", re.I)
 NO = re.compile(r"^(no|nope|nah|n|not really|negative|i don't|i dont|i do not|i haven't|i have not|i can't|i cannot|"
@@ -242,10 +250,27 @@ def _correction(word: str, lexicon: set[str]) -> str:
     """The lexicon word a word is a near-miss of (a typo), else the word itself."""
     import difflib
 
-    if word in lexicon or word in STOPWORDS or len(word) < 4 or not word.isalpha():
+    if word in lexicon or word in STOPWORDS or len(word) < 3 or not word.isalpha():
         return word
-    near = difflib.get_close_matches(word, lexicon, n=1, cutoff=0.8)
-    return near[0] if near else word
+    if len(word) >= 4:
+        near = difflib.get_close_matches(word, lexicon, n=1, cutoff=0.8)
+        if near:
+            return near[0]
+    slips = sorted(w for w in lexicon if _slip_of(word, w))
+    return slips[0] if len(slips) == 1 else word
+
+
+def _slip_of(typed: str, word: str) -> bool:
+    """Whether ``typed`` is ``word`` with one letter dropped or two neighbours swapped ("hve", "lsot").
+    A three-letter word only counts as a slip when the dropped letter is a vowel ("lot" is no "lost")."""
+    if len(word) == len(typed) + 1 and len(typed) >= 3:
+        return any(word[:i] + word[i + 1:] == typed and (len(typed) > 3 or word[i] in "aeiou")
+                   for i in range(len(word)))
+    if len(word) == len(typed) >= 4:
+        diff = [i for i in range(len(word)) if word[i] != typed[i]]
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == typed[diff[1]] \
+            and word[diff[1]] == typed[diff[0]]
+    return False
 
 
 def correct_spelling(text: str, lexicon: set[str]) -> str:

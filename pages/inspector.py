@@ -27,11 +27,14 @@ if state is None:
     st.warning("That session no longer exists.")
     st.stop()
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3 = st.columns([1, 1, 1])
 c1.metric("Turns", state.turn)
 c2.metric("Version", state.version)
 c3.metric("Goals", len(state.goals))
-c4.metric("Active goal", state.active_goal.type if state.active_goal else "—")
+active = state.active_goal
+st.markdown(f"**Active goal:** `{active.type}` ({active.status.value})" if active else "**Active goal:** none"
+            + (" · **stack:** " + " → ".join(f"`{state.goals[g].type}`" for g in state.goal_stack)
+               if state.goal_stack else ""))
 
 tabs = st.tabs(["Timeline", "Execution memory", "Tool calls", "Preference memory", "SessionState JSON", "Export"])
 with tabs[0]:

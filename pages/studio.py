@@ -25,7 +25,7 @@ tab_sops, tab_gar, tab_history = st.tabs(["SOPs", "Global Action Repository", "H
 
 with tab_sops:
     files = pg.sop_files()
-    col_list, col_edit = st.columns([1, 3], gap="large")
+    col_list, col_edit, col_graph = st.columns([1.15, 2.5, 2.35], gap="medium")
     with col_list:
         names = [f.name for f in files]
         labels = {f.name: f"{f.name}" + ("" if f.compiled else " ⚠") for f in files}
@@ -73,18 +73,21 @@ with tab_sops:
                                   help="Press Ctrl+Enter (or click outside) to lint.")
             check = pg.check_sop(choice, edited)
             dirty = edited != source
-            c1, c2 = st.columns([1, 4])
+            c1, c2 = st.columns([1, 2])
             if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):
                 result = pg.save_sop(choice, edited)
                 widgets.saved(result, f"sops/{choice}")
                 if result.saved:
-                    check = pg.check_sop(choice, edited)
+                    check, dirty = pg.check_sop(choice, edited), False
             c2.caption("Unsaved changes." if dirty else "Saved; the next chat turn uses this version.")
             widgets.problems(check.problems, ok_text="Compiles: no errors.")
-            if check.sop is not None:
-                st.markdown(f"**{check.sop.title}** · id `{check.sop.id}` · priority {check.sop.priority} · "
-                            f"{len(check.sop.nodes)} nodes · triggers: {len(check.sop.triggers)}")
-                st.graphviz_chart(check.sop.to_dot(), width="stretch")
+    with col_graph:
+        if choice and check.sop is not None:
+            st.markdown(f"**{check.sop.title}** · id `{check.sop.id}` · priority {check.sop.priority} · "
+                        f"{len(check.sop.nodes)} nodes · {len(check.sop.triggers)} triggers")
+            st.graphviz_chart(check.sop.to_dot(), width="stretch")
+        elif choice:
+            st.caption("The graph appears when the SOP compiles.")
 
 with tab_gar:
     st.caption("Each SOP step of a text SOP is matched to an action here (exact name, else similarity ≥ 0.80). "

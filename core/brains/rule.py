@@ -23,6 +23,7 @@ COMPARATORS = [
 ]
 FILLER = re.compile(r"^(it'?s|it is|its|the status is|status is|the result is|result is|they are|it was|"
                     r"the answer is|answer is|user says|user said|customer says)\s+", re.I)
+YES_NO_STRINGS = {"yes", "no", "true", "false", "y", "n"}
 FALSEY_STRINGS = {"no", "false", "none", "not found", "n", "0", "fail", "failed", "unavailable", "ineligible"}
 
 
@@ -44,6 +45,7 @@ class RuleBrain:
                     self.lexicon.update(T.words(trig))
             for node in sop.nodes.values():
                 self.lexicon.update(w for w in T.words(f"{node.text} {node.expects}") if w.isalpha())
+        self.lexicon |= T.GENERAL_WORDS
         self._vectors = embedder.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
 
     def correct(self, text: str) -> str:
@@ -199,6 +201,9 @@ def _truthy(obs: Any) -> bool:
         bools = [v for v in obs.values() if isinstance(v, bool)]
         if bools:
             return bools[0]
+        flags = [str(v).strip().lower() for v in obs.values() if str(v).strip().lower() in YES_NO_STRINGS]
+        if flags:  # a yes/no field among other facts ({"can_reactivate": "no", "reason": ...})
+            return flags[0] in ("yes", "true", "y")
         if len(obs) == 1:
             return _truthy(next(iter(obs.values())))
         return bool(obs)

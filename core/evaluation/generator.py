@@ -18,8 +18,9 @@ Failure rules (ARCHITECTURE.md §3 and the paper §3), the reference the agent i
 - A request to go back returns to the named earlier question (else the latest answered one);
   its slots and those of every step after it are cleared and those steps count afresh.
 - An API failure or a timeout: the same call again, at once (another run).
-- An "invalid input" error: back to the question that filled the named param (the call's run
-  count is kept); when the call has already run three times, end gracefully instead.
+- An "invalid input" error: back to the question that filled the named param (else the latest
+  answered one), forgetting what it and every later question collected; the call's run count is
+  kept, and when the call has already run three times the goal ends gracefully instead.
 - A step about to run a fourth time without the flow getting past it ends the goal gracefully.
 - The opening message fills the free-text slots it describes and any self-identifying value it
   contains (an amount, a listed category or brand, an email, an id of the expected shape).
@@ -104,7 +105,7 @@ class SopContext:
         self.conds = {n.id: [None if b.condition is None or b.expr else C.read_condition(b.condition)
                              for b in n.branches] for n in sop.nodes.values() if n.kind == "decision"}
         slots = set(sop.slot_names())
-        self.placeholders = sorted({m for n in sop.nodes.values() for m in PLACEHOLDER.findall(n.message)} - slots)
+        self.placeholders = {n.id: sorted(set(PLACEHOLDER.findall(n.message)) - slots) for n in sop.nodes.values()}
         self.brands = [b.lower() for b in ws.vocab.brands]
 
     def spec(self, node: Node) -> InputSpec:
@@ -172,9 +173,9 @@ class Walk:
     # ------------------------------------------------------------------ turns
 
     def start(self) -> TurnPlan:
-        typos = self.rng.random() < 0.15
-        text = opening(self.rng, self.sop.title, self.sop.triggers, typos)
-        self.known.update(self.ctx.volunteered(text))
+        clean = opening(self.rng, self.sop.title, self.sop.triggers)
+        text = self.book.typo(clean) if self.rng.random() < 0.15 else clean
+        self.known.update(self.ctx.volunteered(clean))  # what the customer meant, typos or not
         return self._turn(text, "opening", lambda: None)
 
     def answer(self) -> TurnPlan:
@@ -256,9 +257,7 @@ class Walk:
         def act() -> None:
             for nid in self.sop.reachable(target.id):
                 self.attempts.pop(nid, None)
-                later = self.sop.nodes[nid]
-                for p in later.fills if later.asks else []:
-                    self.known.pop(p.name, None)
+            self._forget_from(target)
             self.pending, self.node = None, target.id
 
         return self._turn(text, kind, act)
@@ -372,7 +371,7 @@ class Walk:
         if self.ctx.sop.format == "json":
             constraints = {k[len(node.result_key) + 1:]: c for k, c in constraints.items()
                            if k.startswith(node.result_key + ".")}
-        wanted = {p for p in self.ctx.placeholders if p not in self.known}
+        wanted = {p for p in self.ctx.placeholders[node.id] if p not in self.known}  # what its message shows
         result = self.ctx.data.result(node.tool, constraints, bound, wanted, self.rng, self.known)
         self._script(node.tool, {"result": result})
         if isinstance(result, list) and result and all(isinstance(r, dict) and "name" in r for r in result):
@@ -396,9 +395,15 @@ class Walk:
             self.emit(END_GRACEFUL, "limit")
             self.outcome = "graceful"
             return
-        for p in asker.fills:
-            self.known.pop(p.name, None)
+        self._forget_from(asker)
         self.node = asker.id
+
+    def _forget_from(self, ask: Node) -> None:
+        """The flow runs again from ``ask``: what it and every later question collected is forgotten."""
+        for nid in self.sop.reachable(ask.id):
+            later = self.sop.nodes[nid]
+            for p in later.fills if later.asks else []:
+                self.known.pop(p.name, None)
 
     def _script(self, tool: str, outcome: dict[str, Any]) -> None:
         self.turn.tools.setdefault(tool, []).append(outcome)
@@ -478,7 +483,7 @@ def _last(items: list[str], item: str) -> int:
 
 
 def _related(titles: list[str], subject: str) -> list[str]:
-    words = {w for w in re.findall(r"[a-z]+", subject.lower()) if len(w) > 2}
+    words = {w for w in re.findall(r"[a-z]+", subject.lower()) if len(w) > 3}
     return [t for t in titles if words & set(re.findall(r"[a-z]+", t.lower()))]
 
 

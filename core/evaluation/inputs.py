@@ -25,15 +25,21 @@ DOMAINS = ["gmail.com", "example.com", "outlook.com", "yahoo.co.in", "shopmail.i
 VALUE_FRAMES = ["{v}", "{v}", "{v}", "it's {v}", "it is {v}", "my {s} is {v}", "the {s} is {v}", "sure, {v}",
                 "here you go: {v}", "here it is: {v}", "{v} is my {s}", "ok, {v}", "{v}, thanks", "please use {v}",
                 "{v} - that's the one", "i think it's {v}", "my {s}: {v}", "you can use {v}", "that would be {v}",
-                "sure thing, my {s} is {v}", "{v} is the {s}"]
+                "sure thing, my {s} is {v}", "{v} is the {s}", "I checked the portal and it shows {v}",
+                "the one I have is {v}", "ok so the {s} should be {v}", "{v} (copied from the portal)",
+                "let me check... it's {v}", "according to my dashboard it is {v}", "found it! {v}",
+                "i believe the {s} is {v}, please check"]
+EMAIL_FRAMES = ["you can reach me at {v}", "{v} is the address", "send it to {v}", "it was {v}", "use {v}"]
 CODE_FRAMES = ["{v}", "{v}", "the code is {v}", "i got {v}", "it says {v}", "{v} is the code", "received {v}",
                "here: {v}", "the otp is {v}", "my code is {v}", "ok the code i got is {v}", "{v} thanks"]
 YES = ["yes", "yeah", "yep", "yes, I do", "I do", "of course", "sure", "correct", "absolutely", "yes, that's right",
        "yeah, I have it", "I still have it", "yes definitely", "yup", "yes I still do", "yeah sure",
-       "yes, I can still use it"]
+       "yes, I can still use it", "yes, I can still log into it", "yeah I still use that one", "I do, yes",
+       "sure do", "yes it's still active"]
 NO = ["no", "nope", "no, I don't", "I don't", "not anymore", "no, I lost it", "unfortunately not", "nah",
       "I no longer have it", "no, sorry", "I don't have it anymore", "sadly no", "never had it", "negative",
-      "no I can't", "no, not any more"]
+      "no I can't", "no, not any more", "no, that account was closed", "I lost the password to it",
+      "can't log in to it anymore", "nope, it got deleted"]
 UNSURE = ["maybe", "I'm not sure", "not sure, let me check", "it depends", "perhaps", "hmm, no idea",
           "I can't remember", "don't know"]
 DECLINE = ["no thanks", "none of them", "no, I'll pass", "not really", "maybe later", "neither", "nah, none of those",
@@ -61,7 +67,9 @@ DOUBT_FRAMES = ["how do I find my {s}?", "where can I find the {s}?", "where do 
                 "why do you need my {s}?", "how to find it", "where is it?",
                 "I don't know where to find it, can you help?", "can you tell me where to see my {s}?",
                 "what does {s} mean?", "where would I see that?", "how do I get the {s}?",
-                "sorry, where do I look for the {s}?", "is the {s} on my dashboard somewhere?"]
+                "sorry, where do I look for the {s}?", "is the {s} on my dashboard somewhere?",
+                "I don't know where to find my {s}", "no idea where the {s} is", "not sure where to look for the {s}",
+                "I can't find my {s} anywhere", "help me find the {s}"]
 YES_NO_DOUBTS = ["why do you need to know that?", "what happens if I say no?", "does it matter?",
                  "why are you asking?", "what do you mean by {s}?", "is that important?"]
 KB_FRAMES = ["{t}?", "quick question: {t}?", "could you tell me about {t}?", "before that, {t}?",
@@ -215,8 +223,10 @@ class Phrasebook:
         if spec.kind == "choice":
             return self._choice(context, polarity, typos)
         shown, value = self.value(spec, context)
+        if typos and spec.kind == "id" and self.rng.random() < 0.3:
+            shown = shown.lower()  # typed in lower case: still the same id
         frames = {"otp": CODE_FRAMES, "money": MONEY_FRAMES, "category": CATEGORY_FRAMES, "model": MODEL_FRAMES,
-                  "text": TEXT_FRAMES}.get(spec.kind, VALUE_FRAMES)
+                  "text": TEXT_FRAMES, "email": VALUE_FRAMES + EMAIL_FRAMES}.get(spec.kind, VALUE_FRAMES)
         frame = self.pick(frames).replace("{s}", spec.subject or "answer")
         text = self.typo(frame.replace("{v}", VALUE)) if typos else frame.replace("{v}", VALUE)
         return text.replace(VALUE, shown), value
@@ -254,7 +264,7 @@ class Phrasebook:
             return self.pick(UNSURE)
         pools = {"money": ["cheap", "not too expensive", "whatever is reasonable", "a fair price", "something affordable"],
                  "category": ["something nice", "a gift", "stuff", "anything really"],
-                 "model": ["my device", "the black one", "no idea what it's called"],
+                 "model": ["my device", "the black one", "the usual one", "the one at home"],
                  "choice": ["the purple one", "something else", "a different colour"],
                  "number": ["a few", "some", "lots"]}
         return self.pick(pools.get(spec.kind, ["hmm"]))
@@ -303,12 +313,11 @@ class Phrasebook:
         return word[:i] + word[i] + word[i:]
 
 
-def opening(rng: random.Random, title: str, triggers: list[str], typos: bool) -> str:
+def opening(rng: random.Random, title: str, triggers: list[str]) -> str:
     """How a customer starts the conversation about one SOP (its triggers, wrapped and varied)."""
     book = Phrasebook(rng)
     base = book.pick(triggers) if triggers and rng.random() < 0.85 else f"I need help: {title.lower()}"
     base = base.rstrip("?.!")
     frame = book.pick(["{t}", "{t}", "hi, {t}", "hello, {t}?", "{t}, please help", "can you help? {t}",
                        "hey there. {t}", "{t}!", "good morning, {t}"])
-    text = frame.replace("{t}", base)
-    return book.typo(text) if typos else text
+    return frame.replace("{t}", base)

@@ -244,10 +244,11 @@ def _grade_params(turn: TurnPlan, trace: dict[str, Any], report: SyntheticReport
 
 
 def observe(sop: Sop, before: SessionState | None, state: SessionState, trace: dict[str, Any]) -> list[str]:
-    """The agent's states in one turn, from its trace: the steps it ran, a doubt it answered (from
-    the knowledge base or, for questions about items, the inventory), a question it asked again
-    without running a step (after small talk), and the end of the goal."""
-    out: list[str] = []
+    """The agent's states in one turn, from its trace: another goal it started, the steps it ran, a
+    doubt it answered (from the knowledge base or, for questions about items, the inventory), a
+    question it asked again without running a step (after small talk), and the end of the goal."""
+    out: list[str] = [f"START:{g.type}" for gid, g in state.goals.items()
+                      if g.type != sop.id and (before is None or gid not in before.goals)]
     for action in trace.get("actions", []):
         if action.startswith("follow-up:"):
             action = EXTERNAL_KNOWLEDGE
@@ -272,3 +273,49 @@ def _outcome(state: SessionState | None, sop_id: str) -> str:
     if goal.status == GoalStatus.DONE:
         return OUTCOME_END.get(goal.outcome, goal.outcome or "ended")
     return "looped"
+
+
+# ---------------------------------------------------------------------------- text report
+
+
+def format_report(report: SyntheticReport, failures: int = 10) -> str:
+    """A plain-text summary of a report (the CLI's output without ``--json``)."""
+    d = report.to_dict()
+    lines = [f"Synthetic evaluation of {d['workspace']} (brain: {d['brain']}, seed {d['seed']})",
+             f"{d['sessions']} sessions, {d['turns']} turns, {d['states']} states: "
+             f"state-decision accuracy {d['accuracy']:.4f}", ""]
+    lines += _table("SOP", {k: v for k, v in d["per_sop"].items()}, with_sessions=True)
+    lines += [""] + _table("what called for the state", {CAUSE_TITLES.get(k, k): v for k, v in d["per_cause"].items()})
+    out, exp = d["outcomes"], d["expected_outcomes"]
+    lines += ["", f"sessions: completed {out.get('completed', 0)}, ended gracefully {out.get('graceful', 0)}, "
+                  f"looped {out.get('looped', 0)}" + _others(out)
+              + f"  (expected: completed {exp.get('completed', 0)}, graceful {exp.get('graceful', 0)})"]
+    params = d["parameter_accuracy"]
+    if params["states"]:
+        lines.append(f"typed values reaching the API intact: {params['correct']}/{params['states']} "
+                     f"({params['accuracy']:.4f})")
+    if d["failure_categories"]:
+        lines += ["", "failures by category (the first wrong state of each failed session):"]
+        lines += [f"  {n:4d}  {cat}" for cat, n in d["failure_categories"].items()]
+    for f in d["failures"][:failures]:
+        lines += [f"  - session {f['session']} ({f['sop']}), turn {f['turn']} [{f['kind']}] {f['user']!r}",
+                  f"      expected: {f['expected']}", f"      observed: {f['observed']}"]
+    lines += [f"note: {n}" for n in d["notes"]]
+    return "\n".join(lines)
+
+
+def _table(title: str, rows: dict[str, dict[str, Any]], with_sessions: bool = False) -> list[str]:
+    width = max([len(title), *(len(k) for k in rows)])
+    head = f"{title:<{width}}  {'sessions':>8}  {'states':>6}  accuracy" if with_sessions else \
+        f"{title:<{width}}  {'states':>6}  accuracy"
+    out = [head]
+    for name, row in rows.items():
+        acc = "-" if row["accuracy"] is None else f"{row['accuracy']:.4f}"
+        sessions = f"{row['sessions']:>8}  " if with_sessions else ""
+        out.append(f"{name:<{width}}  {sessions}{row['states']:>6}  {acc}")
+    return out
+
+
+def _others(outcomes: dict[str, int]) -> str:
+    rest = {k: v for k, v in outcomes.items() if k not in ("completed", "graceful", "looped")}
+    return "".join(f", {k} {v}" for k, v in rest.items())

@@ -220,11 +220,11 @@ class Playground:
             rows.append({
                 "turn": tr.get("turn"),
                 "user": tr.get("user", ""),
-                "reply": tr.get("reply", ""),
-                "operations": "; ".join(_op_text(op) for op in ops),
                 "active goal": active or "",
                 "stack (bottom → top)": " → ".join(stack),
+                "operations": "; ".join(_op_text(op) for op in ops),
                 "actions": ", ".join(tr.get("actions") or []),
+                "reply": tr.get("reply", ""),
             })
         return rows
 

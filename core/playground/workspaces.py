@@ -30,7 +30,7 @@ agents:
 ask user what the question is about,ask_user_input,"a short description of the question",,topic
 search the knowledge base,api_call|external_knowledge,,knowledge_base.search,topic
 share the answer with the user,message_to_user,Here is what I found.,,
-tell user no answer was found,message_to_user,"I couldn't find that in our help articles yet. A colleague will follow up.",,
+tell user no answer was found,message_to_user,"I couldn't find that in our help articles yet. We will follow up.",,
 """,
     "sops/answer_question.sop": """---
 id: support.answer_question

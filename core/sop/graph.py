@@ -110,11 +110,27 @@ class Sop:
 
     def to_dot(self) -> str:
         """Graphviz DOT of the compiled graph."""
-        out = [f'digraph "{self.id}" {{', "  rankdir=TB;", '  node [fontname="Helvetica"];']
+        out = [f'digraph "{self.id}" {{', "  rankdir=TB; nodesep=0.3; ranksep=0.35;",
+               '  node [fontname="Helvetica", fontsize=11, style="rounded,filled", color="#8a94a6"];',
+               '  edge [fontname="Helvetica", fontsize=9, color="#8a94a6"];']
+        shown = self.reachable()
         for n in self.nodes.values():
-            shape = {"action": "box", "decision": "diamond", "end": "doublecircle"}[n.kind]
+            if n.id not in shown:
+                continue
             label = n.label.replace('"', "'")
-            out.append(f'  "{n.id}" [shape={shape}, label="{label}"];')
+            if n.kind == "decision":
+                first = next((b.condition for b in n.branches if b.condition), "")
+                label = f"{first}?".replace('"', "'") if first and label == n.id else label
+                look = 'shape=diamond, style=filled, fillcolor="#fff4cc"'
+            elif n.kind == "end":
+                look, label = 'shape=oval, fillcolor="#e8e8e8"', "end"
+            elif "ask_user_input" in n.kinds:
+                look = 'shape=box, fillcolor="#dcebff"'
+            elif "api_call" in n.kinds or n.tool:
+                look = 'shape=box, fillcolor="#ffe5cc"'
+            else:
+                look = 'shape=box, fillcolor="#dff5e3"'
+            out.append(f'  "{n.id}" [{look}, label="{label}"];')
             if n.kind == "decision":
                 for b in n.branches:
                     cond = (b.condition or "else").replace('"', "'")

@@ -114,11 +114,25 @@ def _action_kinds(node: Node, raw: dict[str, Any], template: str, desc: str) -> 
     elif template.rstrip().endswith("?") or ASK_WORDS.match(desc):
         kinds.add("ask_user_input")
         node.message = template
-        node.expects = desc
+        node.expects = expected_answer(desc, template)
     else:
         kinds.add("message_to_user")
         node.message = template or desc
     node.kinds = frozenset(kinds)
+
+
+ASKED_FOR = re.compile(r"^\s*(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:customer|user|seller|buyer|them)?\s*"
+                       r"(?:for|to provide|to give|to share|to enter|about|whether|if)?\s*", re.I)
+EXAMPLE = re.compile(r"\b(?:like|e\.g\.|for example|such as)\s+([A-Z][\w-]*\d[\w-]*)")
+
+
+def expected_answer(desc: str, template: str) -> str:
+    """What a valid answer is, for a JSON ask: "your order id like ORD-10021" from the node's
+    description ("Ask the customer for their order id") and the example its question gives."""
+    phrase = ASKED_FOR.sub("", desc).strip().rstrip(".")
+    phrase = re.sub(r"^(their|his|her|the)\b", "your", phrase, flags=re.I) or desc
+    example = EXAMPLE.search(template)
+    return f"{phrase} like {example.group(1)}" if example else phrase
 
 
 def node_refs(node: Node) -> list[str]:

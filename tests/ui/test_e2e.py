@@ -1,0 +1,214 @@
+"""The real app in headless Chromium (Debian's chromium driven by Playwright; no browser download).
+
+Starts ``streamlit run app.py`` on a copy of the demo workspace and clicks through it like a user:
+T1 typed into the chat, an SOP edited and saved then used by the chat, an outdoor inventory uploaded
+and mapped then recommended from, bad uploads refused. Screenshots go to ``docs/_shots/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.playground.conftest import snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "_shots"
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+if CHROMIUM is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("chromium is not installed: .ci/run installs it with apt-get")
+    pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    base = tmp_path_factory.mktemp("e2e")
+    ws = base / "ws"
+    ws.mkdir()
+    for part in ("store.yaml", "gar.csv", "inventory.csv", "kb", "sops", "data"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, ws / part)
+    (ws / "conversations").mkdir()
+    for name in ("t1_sales_dependency.yaml", "t2_support_dependency.yaml", "t3_interleaving.yaml"):
+        text = (ROOT / "tests" / "conversations" / name).read_text(encoding="utf-8")
+        (ws / "conversations" / name).write_text(text.replace("workspace: ../..\n", ""), encoding="utf-8")
+    port = _free_port()
+    env = {**os.environ, "SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
+    log = (base / "streamlit.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+                             str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"streamlit did not start: {(base / 'streamlit.log').read_text()}") from None
+            time.sleep(0.3)
+    yield url, ws
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser: Browser, server: tuple[str, Path]) -> Iterator[Page]:
+    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    pg.goto(server[0])
+    expect(pg.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    yield pg
+    ctx.close()
+
+
+def _idle(page: Page) -> None:
+    """Wait until the app has finished the rerun a click or message started."""
+    page.wait_for_timeout(300)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000)
+    page.wait_for_timeout(200)
+
+
+def _say(page: Page, text: str) -> str:
+    box = page.get_by_placeholder("Message the agent")
+    count = page.locator("[data-testid=stChatMessage]").count()
+    box.fill(text)
+    box.press("Enter")
+    expect(page.locator("[data-testid=stChatMessage]")).to_have_count(count + 2)
+    _idle(page)
+    return page.locator("[data-testid=stChatMessage]").last.inner_text()
+
+
+def _go(page: Page, title: str) -> None:
+    page.locator("[data-testid=stSidebarNav]").get_by_text(title, exact=True).click()
+    expect(page.get_by_role("heading", name=title)).to_be_visible()
+    _idle(page)
+
+
+def _shot(page: Page, name: str, *, full: bool = False) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full)
+
+
+def test_t1_typed_into_the_chat(page: Page) -> None:
+    assert "budget" in _say(page, "Recommend a gaming mouse.").lower()
+    reply = _say(page, "1500")
+    assert "฿" in reply and "choose one" in reply.lower()
+    expect(page.locator("code", has_text="sales.recommend_item").first).to_be_visible()
+    page.get_by_text("Trace of turn 2").click()
+    expect(page.get_by_text("Tool calls", exact=True)).to_be_visible()
+    expect(page.locator("td", has_text="inventory.query")).not_to_have_count(0)  # canvas table: hidden a11y cells
+    _idle(page)
+    _shot(page, "chat")
+
+
+def test_sop_edited_saved_then_used_by_the_chat(page: Page, server: tuple[str, Path]) -> None:
+    ws = server[1]
+    _go(page, "SOP studio")
+    page.get_by_text("recommend_item.sop", exact=True).click()
+    _idle(page)
+    area = page.get_by_label("sops/recommend_item.sop", exact=True)
+    source = (ws / "sops" / "recommend_item.sop").read_text()
+    area.fill(source.replace("    tell user nothing matched\n", "    say goodbye politely\n"))
+    area.press("Control+Enter")
+    _idle(page)
+    expect(page.get_by_text("Compiles: no errors.")).to_be_visible()
+    page.get_by_role("button", name=re.compile("Save$")).click()
+    expect(page.get_by_text("saved and in use")).to_be_visible()
+    assert "say goodbye politely\n    terminate" in (ws / "sops" / "recommend_item.sop").read_text()
+    _idle(page)
+    page.get_by_text("Compiles: no errors.").scroll_into_view_if_needed()
+    _shot(page, "studio")
+    _go(page, "Chat")
+    page.get_by_role("button", name=re.compile("New session")).click()
+    _idle(page)
+    _say(page, "Recommend a gaming mouse")
+    assert "other options" in _say(page, "100")
+
+
+def test_inspector_tests_page_and_workspace_switch(page: Page) -> None:
+    _say(page, "Recommend a gaming mouse")
+    _say(page, "My laptop battery drains fast, how do I fix it?")
+    _go(page, "Inspector")
+    expect(page.locator("td", has_text="support.troubleshoot")).not_to_have_count(0)
+    _shot(page, "inspector")
+    _go(page, "Test runs")
+    page.get_by_role("button", name=re.compile("Run tests")).click()
+    expect(page.get_by_text("3 of 3 files passed")).to_be_visible()
+    _idle(page)
+    _shot(page, "tests")
+    page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
+    page.get_by_role("option", name=re.compile("Trailhead Outfitters")).click()
+    _idle(page)
+    expect(page.locator("[data-testid=stSidebar]").get_by_text("Trailhead Outfitters").first).to_be_visible()
+
+
+def test_bad_uploads_are_refused_in_the_browser(page: Page, server: tuple[str, Path], tmp_path: Path) -> None:
+    ws = server[1]
+    before = snapshot(ws)
+    _go(page, "Store")
+    binary = tmp_path / "inventory.csv"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR")
+    page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(binary))
+    expect(page.get_by_text("looks binary")).to_be_visible()
+    no_price = tmp_path / "noprice.csv"
+    no_price.write_text("sku,name\nA,Tent\n", encoding="utf-8")
+    page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(no_price))
+    expect(page.get_by_text("Map columns to roles")).to_be_visible()
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Apply inventory")).click()
+    expect(page.get_by_text("the required role 'price' is not mapped")).to_be_visible()
+    assert snapshot(ws) == before
+
+
+def test_outdoor_inventory_uploaded_mapped_then_recommended_from(page: Page, server: tuple[str, Path]) -> None:
+    _go(page, "Store")
+    page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(
+        str(ROOT / "examples" / "outdoor" / "inventory.csv"))
+    expect(page.get_by_text("Map columns to roles")).to_be_visible()
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Apply inventory")).click()
+    expect(page.get_by_text("Inventory saved and in use")).to_be_visible()
+    _idle(page)
+    _shot(page, "store")
+    _go(page, "Chat")
+    page.get_by_role("button", name=re.compile("New session")).click()
+    _idle(page)
+    _say(page, "Recommend a tent")
+    assert "Coleman Sundome 2-Person Tent" in _say(page, "under 6000")
