@@ -131,6 +131,7 @@ class SpecialistAgent:
     def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
         """Slot values a message gives without being asked (budget up front, a brand, a category)."""
         found: dict[str, Any] = {}
+        corrected = self.env.brain.correct(text)  # "a mouse uner 1000": the typo'd "under" still counts
         for name, st in self.types(sop).items():
             if name in SESSION_SLOTS:
                 continue
@@ -141,6 +142,8 @@ class SpecialistAgent:
             if st.kind not in ("money", "category", "brand", "model", "email", "id"):
                 continue
             val = extract(st, text, asked=False)
+            if not validate(st, val) and corrected != text:
+                val = extract(st, corrected, asked=False)
             if validate(st, val):
                 found[name] = val
         return found

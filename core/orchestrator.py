@@ -574,9 +574,15 @@ def search_query(text: str, pending: Node | None) -> str:
 
 
 def _part_of(value: Any, answer: list[Any]) -> bool:
-    """Whether a value is (part of) the answer's own value: "HP" in the chosen "HP 15s"."""
+    """Whether a value is (part of) the answer's own value: "HP" or 4000 in the chosen "HP Brio 4K"."""
     low = str(value).lower()
-    return any(value == a or (isinstance(a, str) and re.search(rf"\b{re.escape(low)}\b", a.lower())) for a in answer)
+    for a in answer:
+        if value == a:
+            return True
+        if isinstance(a, str) and (re.search(rf"\b{re.escape(low)}\b", a.lower())
+                                   or (isinstance(value, int | float) and round(float(value), 2) in T.number_forms(a))):
+            return True
+    return False
 
 
 def _social_reply(text: str, greeting: bool, thanks: bool) -> str:

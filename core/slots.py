@@ -124,7 +124,9 @@ def find_vocab(message: str, vocab: list[str]) -> str | None:
         if " " in entry:
             continue
         for w in msg_words:
-            if len(w) >= 5 and any(T.similar(w, f) >= 0.84 for f in forms):
+            if w in T.STOPWORDS:
+                continue
+            if (len(w) >= 5 and any(T.similar(w, f) >= 0.84 for f in forms)) or any(T.is_slip(w, f) for f in forms):
                 return entry
     return None
 

@@ -22,7 +22,7 @@ let lets let's up out over under around only still well ok okay hi hello hey tha
 GENERAL_WORDS = frozenset("""
 first second third fourth fifth last cheapest cheaper expensive under below above around about budget
 yes yeah nope sure thanks please course still have lost longer anymore never absolutely definitely
-correct right sorry access email phone number code password account
+correct right sorry access email phone number code password account maybe really later none neither pass
 """.split())
 
 IRREGULAR_PLURALS = {"mouse": "mice", "child": "children", "person": "people", "man": "men", "woman": "women",
@@ -256,11 +256,11 @@ def _correction(word: str, lexicon: set[str]) -> str:
         near = difflib.get_close_matches(word, lexicon, n=1, cutoff=0.8)
         if near:
             return near[0]
-    slips = sorted(w for w in lexicon if _slip_of(word, w))
+    slips = sorted(w for w in lexicon if is_slip(word, w))
     return slips[0] if len(slips) == 1 else word
 
 
-def _slip_of(typed: str, word: str) -> bool:
+def is_slip(typed: str, word: str) -> bool:
     """Whether ``typed`` is ``word`` with one letter dropped or two neighbours swapped ("hve", "lsot").
     A three-letter word only counts as a slip when the dropped letter is a vowel ("lot" is no "lost")."""
     if len(word) == len(typed) + 1 and len(typed) >= 3:

@@ -28,7 +28,7 @@ with tab_sops:
     col_list, col_edit, col_graph = st.columns([1.15, 2.5, 2.35], gap="medium")
     with col_list:
         names = [f.name for f in files]
-        labels = {f.name: f"{f.name}" + ("" if f.compiled else " ⚠") for f in files}
+        labels = {f.name: f.name + ("" if f.compiled else " (has errors)") for f in files}
         choice = st.radio("SOP files", names, format_func=lambda n: labels[n], key=f"sop_choice_{gen}") if names \
             else None
         with st.popover("New SOP", icon=":material/add:", width="stretch"):

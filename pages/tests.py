@@ -27,13 +27,14 @@ if results:
     passed = sum(1 for r, _ in results if r.passed)
     (st.success if passed == len(results) else st.error)(f"{passed} of {len(results)} files passed")
     st.dataframe(pd.DataFrame([{
-        "file": name, "name": r.name, "passed": "✅" if r.passed else "❌", "turns": len(r.turns),
+        "file": name, "name": r.name, "passed": r.passed, "turns": len(r.turns),
         "failed turns": sum(1 for t in r.turns if not t.passed), "error": r.error,
-    } for r, name in results]), hide_index=True, width="stretch")
+    } for r, name in results]), hide_index=True, width="stretch",
+        column_config={"passed": st.column_config.CheckboxColumn("passed")})
     for r, name in results:
         if r.passed:
             continue
-        st.subheader(f"❌ {name}")
+        st.subheader(f":red[:material/cancel:] {name}")
         if r.error:
             st.error(r.error)
         for i, turn in enumerate(r.turns, start=1):
