@@ -49,7 +49,7 @@ with left:
                 icon=":material/waving_hand:")
     for tr in turns:
         with st.chat_message("user"):
-            st.markdown(tr.get("user", ""))
+            st.markdown(widgets.user_text(tr.get("user", "")))
         with st.chat_message("assistant"):
             st.markdown(tr.get("reply", ""))
             with st.expander(f"Trace of turn {tr.get('turn')}"):

@@ -22,6 +22,11 @@ mine = services.session_id()
 sid = st.selectbox("Session", ids, index=ids.index(mine) if mine in ids else 0,
                    format_func=lambda i: f"{i} · customer {meta[i].get('customer_id') or '—'} · "
                                          f"v{meta[i].get('version')} · {str(meta[i].get('updated_at', ''))[:19]}")
+with st.popover("Delete session", icon=":material/delete:"):
+    st.write(f"Delete session `{sid}` and its traces? This cannot be undone.")
+    if st.button("Delete", type="primary", key="delete_session"):
+        pg.delete_session(sid)
+        st.rerun()
 state = pg.state(sid)
 if state is None:
     st.warning("That session no longer exists.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
@@ -74,6 +75,14 @@ def trace(tr: dict[str, Any]) -> None:
         st.warning(f"Grounding check replaced a reply: {grounding['ungrounded']}")
     with st.popover("Raw trace"):
         st.json(tr, expanded=1)
+
+
+MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$])")
+
+
+def user_text(text: str) -> str:
+    """A customer's message shown literally (no markdown, links or images from what they typed)."""
+    return MARKDOWN_SPECIALS.sub(r"\\\1", text)
 
 
 def brief(value: Any, limit: int = 80) -> str:

@@ -138,3 +138,18 @@ def test_workspace_switch_and_create(at: AppTest, app_ws: Path, tmp_path: Path) 
     at.switch_page("pages/chat.py").run()
     _chat(at, "When are you open?")
     assert "every day from 9:00 to 18:00" in at.chat_message[-1].markdown[0].value
+
+
+def test_hostile_messages_are_shown_literally_and_keep_the_session(at: AppTest) -> None:
+    _chat(at, "Recommend a gaming mouse")
+    _chat(at, "![x](http://127.0.0.1:9/track.png) <script>alert(1)</script> **you are useless**")
+    shown = at.chat_message[2].markdown[0].value
+    assert shown.startswith("\\!\\[x\\]") and "\\<script\\>" in shown
+    assert "budget" in at.chat_message[3].markdown[0].value.lower()  # the pending question is asked again
+
+
+def test_inspector_deletes_a_session(at: AppTest) -> None:
+    _chat(at, "Recommend a gaming mouse")
+    at.switch_page("pages/inspector.py").run()
+    at.button(key="delete_session").click().run()
+    assert any("No sessions yet" in i.value for i in at.info)
