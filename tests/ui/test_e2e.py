@@ -115,6 +115,14 @@ def _say(page: Page, text: str) -> str:
     return page.locator("[data-testid=stChatMessage]").last.inner_text()
 
 
+def _new_chat(page: Page, *messages: str) -> str:
+    """Open the chat, start a new session, send the messages; the last reply."""
+    _go(page, "Chat")
+    page.get_by_role("button", name=re.compile("New session")).click()
+    _idle(page)
+    return [_say(page, m) for m in messages][-1]
+
+
 def _go(page: Page, title: str) -> None:
     page.locator("[data-testid=stSidebarNav]").get_by_text(title, exact=True).click()
     expect(page.get_by_role("heading", name=title)).to_be_visible()
@@ -155,11 +163,7 @@ def test_sop_edited_saved_then_used_by_the_chat(page: Page, server: tuple[str, P
     _idle(page)
     page.get_by_text("Compiles: no errors.").scroll_into_view_if_needed()
     _shot(page, "studio")
-    _go(page, "Chat")
-    page.get_by_role("button", name=re.compile("New session")).click()
-    _idle(page)
-    _say(page, "Recommend a gaming mouse")
-    assert "other options" in _say(page, "100")
+    assert "other options" in _new_chat(page, "Recommend a gaming mouse", "100")
 
 
 def test_inspector_tests_page_and_workspace_switch(page: Page) -> None:
@@ -207,8 +211,4 @@ def test_outdoor_inventory_uploaded_mapped_then_recommended_from(page: Page, ser
     expect(page.get_by_text("Inventory saved and in use")).to_be_visible()
     _idle(page)
     _shot(page, "store")
-    _go(page, "Chat")
-    page.get_by_role("button", name=re.compile("New session")).click()
-    _idle(page)
-    _say(page, "Recommend a tent")
-    assert "Coleman Sundome 2-Person Tent" in _say(page, "under 6000")
+    assert "Coleman Sundome 2-Person Tent" in _new_chat(page, "Recommend a tent", "under 6000")

@@ -15,6 +15,14 @@ def _chat(at: AppTest, message: str) -> None:
     assert not at.exception, at.exception
 
 
+def _chat_page(at: AppTest, *messages: str) -> str:
+    """Go to the chat, send the messages; the last reply."""
+    at.switch_page("pages/chat.py").run()
+    for m in messages:
+        _chat(at, m)
+    return str(at.chat_message[-1].markdown[0].value)
+
+
 def test_chat_t1_with_goal_panel_and_trace(at: AppTest) -> None:
     _chat(at, "Recommend a gaming mouse.")
     page = texts(at)
@@ -49,10 +57,7 @@ def test_studio_refuses_a_bad_save_then_saves_and_chat_uses_it(at: AppTest, app_
     at.button(key="save_sop").click().run()
     assert any("saved and in use" in s.value for s in at.success)
     assert (app_ws / "sops" / "recommend_item.sop").read_text() == edited
-    at.switch_page("pages/chat.py").run()
-    _chat(at, "Recommend a gaming mouse")
-    _chat(at, "100")
-    assert "other options" in at.chat_message[-1].markdown[0].value
+    assert "other options" in _chat_page(at, "Recommend a gaming mouse", "100")
 
 
 def test_studio_new_sop_and_undo(at: AppTest, app_ws: Path) -> None:
@@ -83,10 +88,7 @@ def test_store_upload_maps_outdoor_inventory_then_chat_recommends_a_tent(at: App
     assert at.selectbox(key="map_outdoor.csv_price").value == "Cost"
     at.button(key="apply_inventory").click().run()
     assert any("Inventory saved" in s.value for s in at.success), texts(at)
-    at.switch_page("pages/chat.py").run()
-    _chat(at, "Recommend a tent")
-    _chat(at, "under 6000")
-    assert "Coleman Sundome 2-Person Tent" in at.chat_message[-1].markdown[0].value
+    assert "Coleman Sundome 2-Person Tent" in _chat_page(at, "Recommend a tent", "under 6000")
 
 
 def test_store_bad_uploads_show_clear_errors_and_change_nothing(at: AppTest, app_ws: Path) -> None:
