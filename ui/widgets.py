@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from core.playground import CheckResult, MappingProblem
@@ -57,16 +56,21 @@ def trace(tr: dict[str, Any]) -> None:
     if tr.get("actions"):
         st.markdown("**Steps executed:** " + " → ".join(f"`{a}`" for a in tr["actions"]))
     if tr.get("stack_ops"):
-        st.markdown("**Goal and stack operations**")
-        st.dataframe(pd.DataFrame(tr["stack_ops"]), hide_index=True, width="stretch")
+        st.markdown("**Goal and stack operations**\n" + "\n".join(
+            f"- {o.get('op')} `{o.get('goal')}`" + (f" ({o.get('reason') or o.get('outcome')})"
+                                                    if o.get("reason") or o.get("outcome") else "")
+            + " · stack: " + (" → ".join(f"`{g}`" for g in o.get("stack") or []) or "empty")
+            for o in tr["stack_ops"]))
     calls = tr.get("tool_calls") or []
     if calls:
-        st.markdown("**Tool calls**")
-        st.dataframe(pd.DataFrame([{
-            "tool": c.get("tool"), "agent": c.get("agent"), "args": c.get("args"), "ok": c.get("ok"),
-            "result / error": c.get("result") if c.get("ok") else f"{c.get('error_kind')}: {c.get('error')}",
-            "ms": c.get("latency_ms"),
-        } for c in calls]), hide_index=True, width="stretch")
+        lines = []
+        for c in calls:
+            outcome = f"→ {_cell(brief(c.get('result'), 160))}" if c.get("ok") else \
+                f"→ :red[{c.get('error_kind')}: {_cell(c.get('error'))}]"
+            lines.append(f"- `{c.get('tool')}` by {c.get('agent') or 'orchestrator'} · {c.get('latency_ms')} ms"
+                         + (" · scripted" if c.get("scripted") else "") + (" · reused" if c.get("reused") else "")
+                         + f"  \n  args: {_cell(brief(c.get('args'), 160))}  \n  {outcome}")
+        st.markdown("**Tool calls**\n" + "\n".join(lines))
     if tr.get("denied"):
         st.markdown("**Denied by the permission matrix**")
         st.json(tr["denied"], expanded=False)
@@ -97,3 +101,8 @@ def brief(value: Any, limit: int = 80) -> str:
     else:
         text = str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(value: Any) -> str:
+    """Text safe inside a Markdown line: no tables, HTML or line breaks from tool data."""
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")

@@ -32,7 +32,8 @@ def test_chat_t1_with_goal_panel_and_trace(at: AppTest) -> None:
     _chat(at, "1500")
     reply = at.chat_message[3].markdown[0].value
     assert "฿" in reply and "choose" in reply.lower()
-    assert "inventory.query" in at.chat_message[3].expander[0].dataframe[-1].value.to_string()
+    trace_text = "\n".join(m.value for m in at.chat_message[3].expander[0].markdown)
+    assert "`inventory.query` by sales" in trace_text and "search inventory for matching items" in trace_text
 
 
 def test_new_session_starts_an_empty_chat(at: AppTest) -> None:
