@@ -10,6 +10,7 @@ from core import render
 from core import text as T
 from core.brains.base import Brain
 from core.memory.base import PreferenceSummary
+from core.memory.defaults import accepted_value, decline_offers, offer_question, remembered_range
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
 from core.slots import SlotType, extract, validate
 from core.sop.expr import evaluate, lookup, parse
@@ -92,6 +93,8 @@ class SpecialistAgent:
             if st is None or (typed_only and st.kind == "text"):
                 continue
             val = extract(st, text, asked=True, candidates=goal.slots.get("candidates"))
+            if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
+                val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
         return values
@@ -106,6 +109,8 @@ class SpecialistAgent:
         if not (values and all(r in values for r in required)):  # typos: "the firrst one"
             values = self.answer_values(goal, sop, self.env.brain.correct(text)) or values
         ok = bool(values) and all(r in values for r in required)
+        if not ok:
+            decline_offers(goal.slots, [p.name for p in node.fills], text)
         goal.memory.append(MemoryEntry(action=node.label, observation=values if ok else self.env.brain.correct(text),
                                        feedback="success" if ok else "fail", turn=turn))
         if ok:
@@ -269,11 +274,24 @@ class SpecialistAgent:
                 return
             resp.actions.append(node.label)
         question = self.env.brain.question(node, goal.slots)
+        offer = self._remembered_offer(goal, sop, node, req.preferences)
+        question = f"{question} {offer}" if offer else question
         goal.pending = node.id
         goal.next_question = question
         goal.status = GoalStatus.BLOCKED
         resp.messages.append(question)
         resp.asked = True
+
+    def _remembered_offer(self, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary) -> str:
+        """A remembered value offered as the default answer (a known budget: "Still around ฿30,000–฿40,000?")."""
+        types = self.types(sop)
+        for p in node.fills:
+            st = types.get(p.name)
+            about = f"{p.name} {node.expects}"
+            rng = remembered_range(st.kind, about, prefs) if st is not None and _unknown(goal, p.name) else None
+            if rng is not None:
+                return offer_question(goal.slots, p.name, rng, self.env.currency)
+        return ""
 
     def _count_attempt(self, goal: Goal, node: Node, resp: AgentRunResponse) -> bool:
         """Count a run of a step; the paper's limit: a 4th run without progress ends the goal."""

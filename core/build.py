@@ -12,7 +12,7 @@ from core.agents import AgentEnv, SpecialistAgent
 from core.brains.rule import RuleBrain
 from core.errors import UserInputError, WorkspaceError
 from core.gar import GarIndex
-from core.memory import LocalPreferenceMemory, PreferenceMemory
+from core.memory import PreferenceMemory, open_preference_memory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
 from core.retrieval import CachedEmbedder, Progress, shared_model
@@ -191,7 +191,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     state_dir = ws.files.state_dir()
     url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
     st = store or open_state_store(url)
-    mem = memory or LocalPreferenceMemory(state_dir / "preferences.sqlite")
+    mem = memory or open_preference_memory(state_dir)  # Zep Cloud when ZEP_API_KEY is set, else local SQLite
     lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
     lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
     rule = RuleBrain(ws.embedder, ws.sops, lexicon, catalog_triggers(ws.sops, ws.vocab.categories))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -14,7 +15,13 @@ from core.brains.base import Brain, Perception
 from core.errors import StateConflictError
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded
-from core.memory.base import PreferenceMemory, PreferenceSummary, PreferenceUpdate, apply_update
+from core.memory.base import (
+    MemoryUnavailableError,
+    PreferenceMemory,
+    PreferenceSummary,
+    PreferenceUpdate,
+    apply_update,
+)
 from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
 from core.slots import Vocabulary, find_vocab, resolve_reference
@@ -22,6 +29,7 @@ from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
 
+log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
 HISTORY_LIMIT = 40
 INTENT_MARGIN = 0.05
@@ -108,8 +116,11 @@ class Orchestrator:
         return self.store.last_trace(session_id)
 
     def preferences(self, customer_id: str) -> dict[str, Any]:
-        """The preference summary agents receive."""
-        return self.memory.summary(customer_id).model_dump()
+        """The preference summary agents receive (the last known one while the store is unreachable)."""
+        try:
+            return self.memory.summary(customer_id).model_dump()
+        except MemoryUnavailableError as exc:
+            return (exc.fallback or PreferenceSummary()).model_dump()
 
     # ------------------------------------------------------------------ one attempt
     def _attempt(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
@@ -120,11 +131,12 @@ class Orchestrator:
             state.customer_id = customer_id
         state.turn += 1
         cust = self._customer(state)
-        prefs = self._safe_summary(cust)
+        prefs, memory_notes = self._safe_summary(cust)
         update = extract_preferences(text, self.vocab)
         prefs = apply_update(prefs, update)
         trace = Trace(session_id=session_id, turn=state.turn, user=text)
-        trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump()}
+        trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump(),
+                        **memory_notes}
         active = state.active_goal
         need_intents = not self._clear_answer(active, text)
         perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
@@ -177,11 +189,29 @@ class Orchestrator:
     def _customer(self, state: SessionState) -> str:
         return state.customer_id or f"session:{state.session_id}"
 
-    def _safe_summary(self, customer_id: str) -> PreferenceSummary:
+    def _safe_summary(self, customer_id: str) -> tuple[PreferenceSummary, dict[str, Any]]:
+        """Step 2: the customer's preference summary, and notes for ``trace.memory``.
+
+        Updates earlier turns could not write are retried first. A memory outage never
+        breaks a turn: the summary is then the store's last known one (or empty) and the
+        notes say what failed and how many updates still wait.
+        """
+        notes: dict[str, Any] = {"store": self.memory.label}
         try:
-            return self.memory.summary(customer_id)
-        except Exception:  # noqa: BLE001 - a memory outage never breaks a turn
-            return PreferenceSummary()
+            retried = self.memory.retry_pending(customer_id)
+            if retried:
+                notes["retried_updates"] = retried
+        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
+            notes.update(error=str(exc), pending_updates=getattr(exc, "pending", 0))
+        try:
+            return self.memory.summary(customer_id), notes
+        except MemoryUnavailableError as exc:
+            notes.update(error=exc.message, pending_updates=exc.pending, summary_from="last known" if exc.fallback
+                         else "none")
+            return exc.fallback or PreferenceSummary(), notes
+        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
+            notes.update(error=f"{type(exc).__name__}: {exc}", summary_from="none")
+            return PreferenceSummary(), notes
 
     def _clear_answer(self, goal: Goal | None, text: str) -> bool:
         """A short reply that is plainly an answer to the pending ask needs no intent embedding."""
@@ -540,14 +570,20 @@ class Orchestrator:
         return goal.next_question if goal and goal.next_question else "Let me check that and get back to you."
 
     def _write_preferences(self, t: Turn, text: str) -> None:
+        """Step 9 (after the commit): write what the turn learned; an empty update is a no-op.
+
+        A failure never breaks the turn. A store that queues updates (Zep) keeps this one and
+        delivers it on a later turn (``_safe_summary`` retries and notes it in that turn's trace).
+        """
         update = PreferenceUpdate(**{k: v for k, v in t.trace.memory.get("update", {}).items()})
         if update.is_empty():
             return
         try:
             self.memory.write(self._customer(t.state), update, session_id=t.state.session_id, turn=t.state.turn,
                               message=text)
-        except Exception:  # noqa: BLE001 - a memory outage never breaks a turn
-            return
+        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
+            log.warning("preference update of session %s turn %d not written now: %s", t.state.session_id,
+                        t.state.turn, exc)
 
 
 MAX_MESSAGE_CHARS = 4000

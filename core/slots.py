@@ -257,10 +257,20 @@ def _model(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> 
     m = re.search(r"\b([A-Z][A-Za-z]+(?:\s+[A-Z0-9][\w-]*){1,3})\b", msg)
     if m and not T.is_question(msg):
         return m.group(1)
+    toks = msg.split()
     if asked and not T.is_question(msg) and not T.is_hostile(msg) and 0 < len(T.words(msg)) <= 5 \
-            and any(re.search(r"[A-Z0-9]", tok) for tok in msg.split()[1:] + msg.split()[:1]):
+            and any(_model_like(tok, i == 0) for i, tok in enumerate(toks)):
         return msg.strip().rstrip(".!")
     return None
+
+
+def _model_like(token: str, first: bool) -> bool:
+    """A token that looks like part of a model name ("XPS", "13", "iPhone"), not a capital "I'm" or a
+    sentence's first letter."""
+    word = token.strip(".,!;:")
+    if any(ch.isdigit() for ch in word) or any(ch.isupper() for ch in word[1:]):
+        return True
+    return not first and word[:1].isupper() and word.split("'")[0] != "I"
 
 
 def _choice(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:

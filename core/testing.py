@@ -20,7 +20,7 @@ from core.store import open_state_store
 from core.tools.gateway import ToolScript
 
 EXPECT_KEYS = {"active_goal", "status", "missing", "slots", "stack", "tools", "actions", "goal_status",
-               "reply_contains", "reply_not_contains", "ended"}
+               "reply_contains", "reply_not_contains", "ended", "memory"}
 
 
 @dataclass
@@ -151,23 +151,27 @@ def check_expect(expect: dict[str, Any], state: SessionState, trace: dict[str, A
         if stack != list(expect["stack"]):
             fails.append(f"stack: expected {expect['stack']}, got {stack}")
     fails += _expect_lists(expect, trace)
-    if "goal_status" in expect:
-        for gtype, want in expect["goal_status"].items():
-            g = state.latest_goal(gtype)
-            got = g.status.value if g else None
-            if got != want:
-                fails.append(f"goal_status.{gtype}: expected {want!r}, got {got!r}")
-    low = reply.lower()
-    for s in expect.get("reply_contains") or []:
-        if str(s).lower() not in low:
-            fails.append(f"reply_contains: {s!r} not in reply")
-    for s in expect.get("reply_not_contains") or []:
-        if str(s).lower() in low:
-            fails.append(f"reply_not_contains: {s!r} is in reply")
+    if "memory" in expect:
+        fails += _expect_memory(expect["memory"], state)
+    for gtype, want in (expect.get("goal_status") or {}).items():
+        g = state.latest_goal(gtype)
+        got = g.status.value if g else None
+        if got != want:
+            fails.append(f"goal_status.{gtype}: expected {want!r}, got {got!r}")
+    fails += _expect_reply(expect, reply)
     if "ended" in expect:
         ended = state.active_goal_id is None and not state.goal_stack
         if ended != bool(expect["ended"]):
             fails.append(f"ended: expected {expect['ended']}, got {ended}")
+    return fails
+
+
+def _expect_reply(expect: dict[str, Any], reply: str) -> list[str]:
+    low = reply.lower()
+    fails = [f"reply_contains: {s!r} not in reply" for s in expect.get("reply_contains") or []
+             if str(s).lower() not in low]
+    fails += [f"reply_not_contains: {s!r} is in reply" for s in expect.get("reply_not_contains") or []
+              if str(s).lower() in low]
     return fails
 
 
@@ -181,6 +185,25 @@ def _expect_lists(expect: dict[str, Any], trace: dict[str, Any]) -> list[str]:
         actions = [a for a in trace.get("actions", []) if not a.startswith("follow-up:")]
         if actions != list(expect["actions"]):
             fails.append(f"actions: expected {expect['actions']}, got {actions}")
+    return fails
+
+
+def _expect_memory(want: list[dict[str, Any]], state: SessionState) -> list[str]:
+    """The execution memory (paper §2.2.2) of the active goal, else of the goal updated last: entry by
+    entry, exact length; each entry checks the keys it gives (a dict observation: the keys given)."""
+    goal = state.active_goal or max(state.goals.values(), key=lambda g: g.updated_at, default=None)
+    have = [e.model_dump(include={"action", "observation", "feedback"}) for e in goal.memory] if goal else []
+    fails = []
+    if len(have) != len(want):
+        fails.append(f"memory: expected {len(want)} entries, got {len(have)}: "
+                     f"{[(e['action'], e['feedback']) for e in have]}")
+    for i, (h, w) in enumerate(zip(have, want, strict=False), start=1):
+        for key, value in w.items():
+            got = h.get(key)
+            ok = (isinstance(got, dict) and all(_same(got.get(k), v) for k, v in value.items())) \
+                if isinstance(value, dict) else _same(got, value)
+            if not ok:
+                fails.append(f"memory[{i}].{key}: expected {value!r}, got {got!r}")
     return fails
 
 

@@ -78,7 +78,9 @@ with right:
     else:
         st.caption("empty")
     if customer:
-        prefs = pg.memory.summary(customer)
+        prefs, warning = pg.remembered(customer)
+        if warning:
+            st.warning(warning, icon=":material/cloud_off:")
         if not prefs.is_empty():
             st.markdown("**Remembered about this customer**")
             st.caption(prefs.as_text())

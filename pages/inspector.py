@@ -65,8 +65,17 @@ with tabs[3]:
     if not customer:
         st.caption("This session has no customer id, so nothing is remembered across sessions.")
     else:
-        st.markdown(f"Customer **{customer}**: {pg.memory.summary(customer).as_text() or 'nothing remembered yet'}")
-        for entry in pg.preference_entries(customer):
+        st.caption(f"Preferences are kept in {pg.memory.label}.")
+        prefs, warning = pg.remembered(customer)
+        if warning:
+            st.warning(warning, icon=":material/cloud_off:")
+        st.markdown(f"Customer **{customer}**: {prefs.as_text() or 'nothing remembered yet'}")
+        try:
+            entries = pg.preference_entries(customer)
+        except UserInputError as exc:
+            st.error(str(exc))
+            entries = []
+        for entry in entries:
             a, b, c, d = st.columns([2, 3, 4, 2])
             a.markdown(f"`{entry.field}`")
             new_value = b.text_input("value", entry.value, key=f"pref_{entry.id}", label_visibility="collapsed")

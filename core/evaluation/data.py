@@ -100,15 +100,6 @@ class DataIndex:
         return next(iter(keyed), None) or next((t for t in self.tables if names & {c.lower() for c in t.columns}),
                                                None)
 
-    def column_values(self, names: list[str]) -> list[str]:
-        """Values of the first data column named like one of ``names`` (e.g. real seller ids)."""
-        wanted = {n.lower() for n in names}
-        for table in self.tables:
-            for col in table.columns:
-                if col.lower() in wanted and table.domain(col):
-                    return table.domain(col)
-        return []
-
     def guess(self, tool: str) -> FieldGuess:
         """Which result fields a tool's branch conditions are about."""
         table = self.table_for(tool)

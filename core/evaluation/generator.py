@@ -136,7 +136,7 @@ class SopContext:
             m = re.search(r"[\w.+-]+@[\w-]+(\.[\w-]+)+", text)
             return m.group(0) if m else None
         if spec.kind == "id" and spec.prefix:
-            m = re.search(rf"\b{re.escape(spec.prefix)}[A-Z0-9]+\b", text, re.I)
+            m = re.search(rf"\b{re.escape(spec.prefix)}[A-Z0-9]+\b", text)
             return m.group(0).upper() if m else None
         return None
 
@@ -503,12 +503,12 @@ def generate_sessions(ws: Workspace, sessions: int, seed: int) -> list[SessionPl
     for i in range(sessions):
         rng = random.Random(f"{seed}:{i}")
         ctx = contexts[order[i % len(order)]]
-        plans.append(_session(i, ctx, rng, budget, data))
+        plans.append(_session(i, ctx, rng, budget))
     return plans
 
 
-def _session(index: int, ctx: SopContext, rng: random.Random, budget: int, data: DataIndex) -> SessionPlan:
-    customer = _customer(ctx, data, rng, index)
+def _session(index: int, ctx: SopContext, rng: random.Random, budget: int) -> SessionPlan:
+    customer = _customer(ctx, index)
     walk = Walk(ctx, rng, budget, customer)
     plan = SessionPlan(index, ctx.sop.id, customer)
     plan.turns.append(walk.start())
@@ -519,10 +519,7 @@ def _session(index: int, ctx: SopContext, rng: random.Random, budget: int, data:
     return plan
 
 
-def _customer(ctx: SopContext, data: DataIndex, rng: random.Random, index: int) -> str | None:
-    """The signed-in customer: a real id from the data when an SOP step uses it, else a fresh one."""
-    uses = [n for n in ctx.sop.nodes.values() if SESSION_SLOTS & {p.name for p in n.params}]
-    if not uses:
-        return None
-    known = data.column_values(data.params_of(uses[0].tool) + sorted(SESSION_SLOTS))
-    return rng.choice(known) if known else f"CUST{index:05d}"
+def _customer(ctx: SopContext, index: int) -> str | None:
+    """The signed-in customer when a step uses it: one per session, so no preference carries over."""
+    uses = any(SESSION_SLOTS & {p.name for p in n.params} for n in ctx.sop.nodes.values())
+    return f"eval-customer-{index:05d}" if uses else None

@@ -74,11 +74,13 @@ YES_NO_DOUBTS = ["why do you need to know that?", "what happens if I say no?", "
                  "why are you asking?", "what do you mean by {s}?", "is that important?"]
 KB_FRAMES = ["{t}?", "quick question: {t}?", "could you tell me about {t}?", "before that, {t}?",
              "can you explain {t}?"]
-GO_BACK_FRAMES = ["wait, I want to change my {s}", "sorry, I gave you the wrong {s}", "can I go back and change the {s}?",
+GO_BACK_FRAMES = ["wait, I want to change my {s}", "sorry, I gave you the wrong {s}",
+                  "can I go back and change the {s}?",
                   "let me re-enter the {s}", "I made a mistake with the {s}, can we go back?",
                   "oops, wrong {s}. let me fix it", "go back to the {s} please", "I need to correct my {s}",
                   "wait, I want to change my answer about the {s}", "the {s} I gave was wrong"]
-PREVIOUS_FRAMES = ["go back to the previous question", "can we go back one step?", "wait, I want to change my last answer",
+PREVIOUS_FRAMES = ["go back to the previous question", "can we go back one step?",
+                   "wait, I want to change my last answer",
                    "I made a mistake in my previous answer", "sorry, let me redo the last question",
                    "oops, my last answer was wrong", "go back please, I answered that wrong"]
 AMBIGUOUS = re.compile(r"\b(back|wrong|change|redo|mistake|correct|fix|edit|previous)\b", re.I)  # reads as go-back
@@ -227,6 +229,8 @@ class Phrasebook:
             shown = shown.lower()  # typed in lower case: still the same id
         frames = {"otp": CODE_FRAMES, "money": MONEY_FRAMES, "category": CATEGORY_FRAMES, "model": MODEL_FRAMES,
                   "text": TEXT_FRAMES, "email": VALUE_FRAMES + EMAIL_FRAMES}.get(spec.kind, VALUE_FRAMES)
+        if typos:  # a frame with words to slip on
+            frames = [f for f in frames if any(len(w) >= 4 and w.isalpha() for w in f.split())] or frames
         frame = self.pick(frames).replace("{s}", spec.subject or "answer")
         text = self.typo(frame.replace("{v}", VALUE)) if typos else frame.replace("{v}", VALUE)
         return text.replace(VALUE, shown), value
@@ -262,7 +266,8 @@ class Phrasebook:
                               f"{wrong}{digits}" if spec.prefix else "the usual one", "not sure of the exact one"])
         if spec.kind == "yesno":
             return self.pick(UNSURE)
-        pools = {"money": ["cheap", "not too expensive", "whatever is reasonable", "a fair price", "something affordable"],
+        pools = {"money": ["cheap", "not too expensive", "whatever is reasonable", "a fair price",
+                           "something affordable"],
                  "category": ["something nice", "a gift", "stuff", "anything really"],
                  "model": ["my device", "the black one", "the usual one", "the one at home"],
                  "choice": ["the purple one", "something else", "a different colour"],

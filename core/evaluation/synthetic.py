@@ -33,11 +33,13 @@ from core.retrieval import CachedEmbedder
 from core.sop.graph import Sop
 from core.store import open_state_store
 from core.tools.gateway import ToolScript
+from core.workspace import raise_on_errors
 
 Progress = Callable[[int, int], None]
 CAUSE_TITLES = {
     "opening": "opening message", "valid": "valid answer", "typo": "valid answer with typos",
-    "invalid_format": "answer of the wrong format", "gibberish": "gibberish", "chitchat_offtopic": "off-topic chit-chat",
+    "invalid_format": "answer of the wrong format", "gibberish": "gibberish",
+    "chitchat_offtopic": "off-topic chit-chat",
     "chitchat_social": "greeting or thanks", "doubt": "doubt / question", "go_back": "request to go back",
     "api:success": "API result (branch)", "api:failure": "API failure (retry)", "api:timeout": "API timeout (retry)",
     "api:invalid": "invalid-input error", "limit": "repeat limit (graceful end)",
@@ -159,6 +161,7 @@ def run_synthetic(workspace: str | Path, sessions: int = 220, seed: int = 7, bra
         WorkspaceError: when the workspace has errors (``python -m core lint`` lists them).
     """
     ws = loaded or load_workspace(workspace, embedder)
+    raise_on_errors(ws.problems)
     plans = generate_sessions(ws, sessions, seed)
     with tempfile.TemporaryDirectory(prefix="sop-eval-") as tmp:
         store = open_state_store(f"sqlite:///{tmp}/sessions.sqlite")

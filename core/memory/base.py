@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator, model_validator
+
+from core.errors import SopError
 
 BUDGET_FIELDS = ("budget_min", "budget_max")
 SCALAR_FIELDS = (*BUDGET_FIELDS, "communication_style")
@@ -120,9 +122,35 @@ class PreferenceEntry(BaseModel):
     created_at: str = ""
 
 
+class MemoryUnavailableError(SopError):
+    """The preference store could not be reached (timeout, 5xx, 429, refused connection).
+
+    It never breaks a turn: the orchestrator records it in the trace and carries on.
+
+    Attributes:
+        fallback: The best summary still known without the store (the last one read,
+            plus updates waiting to be delivered), or None when nothing is known.
+        pending: How many updates are queued for delivery on a later call.
+    """
+
+    def __init__(self, message: str, *, fallback: PreferenceSummary | None = None, pending: int = 0) -> None:
+        self.message = message
+        self.fallback = fallback
+        self.pending = pending
+        super().__init__(message)
+
+
 @runtime_checkable
 class PreferenceMemory(Protocol):
-    """Long-lived memory of what each customer likes, across sessions."""
+    """Long-lived memory of what each customer likes, across sessions.
+
+    Every method may raise :class:`MemoryUnavailableError` when a remote store is down.
+    """
+
+    @property
+    def label(self) -> str:
+        """Which store this is, for people: e.g. ``local SQLite (.state/preferences.sqlite)``."""
+        ...
 
     def summary(self, customer_id: str) -> PreferenceSummary:
         """Return everything known about the customer (empty summary if nothing)."""
@@ -137,7 +165,12 @@ class PreferenceMemory(Protocol):
         turn: int = 0,
         message: str = "",
     ) -> None:
-        """Merge what a turn learned into the customer's facts; an empty update is a no-op."""
+        """Merge what a turn learned into the customer's facts; an empty update is a no-op.
+
+        Raises:
+            MemoryUnavailableError: A remote store is down; the update is kept and
+                delivered by a later ``retry_pending`` or ``write``.
+        """
         ...
 
     def entries(self, customer_id: str) -> list[PreferenceEntry]:
@@ -150,6 +183,17 @@ class PreferenceMemory(Protocol):
 
     def set_entry(self, customer_id: str, entry_id: int, value: str) -> None:
         """Change one fact's value (merge rules apply; raises UserInputError if invalid)."""
+        ...
+
+    def retry_pending(self, customer_id: str) -> int:
+        """Deliver the customer's updates that an earlier call could not write.
+
+        Returns:
+            How many queued updates were delivered (0 when nothing was queued).
+
+        Raises:
+            MemoryUnavailableError: The store is still down; the updates stay queued.
+        """
         ...
 
     def close(self) -> None:
@@ -258,9 +302,9 @@ def summary_from_entries(entries: Iterable[PreferenceEntry]) -> PreferenceSummar
             scalars[entry.field] = entry.value
         elif entry.field in LIST_FIELDS:
             lists[entry.field].append(entry.value)
-    budgets = {f: float(scalars[f]) for f in BUDGET_FIELDS if f in scalars}
-    style = scalars.get("communication_style", "")
-    return PreferenceSummary(**budgets, communication_style=style, **lists)
+    fields: dict[str, Any] = {f: float(scalars[f]) for f in BUDGET_FIELDS if f in scalars}
+    fields.update(lists, communication_style=scalars.get("communication_style", ""))
+    return PreferenceSummary(**fields)
 
 
 def _replaces(field: str, value: str, entry: PreferenceEntry) -> bool:

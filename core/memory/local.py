@@ -55,6 +55,11 @@ class LocalPreferenceMemory:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = _connect(self.path)
 
+    @property
+    def label(self) -> str:
+        """``local SQLite (<path>)``."""
+        return f"local SQLite ({self.path})"
+
     def summary(self, customer_id: str) -> PreferenceSummary:
         """Return what is known about the customer, derived from the stored facts."""
         return summary_from_entries(self.entries(customer_id))
@@ -126,6 +131,10 @@ class LocalPreferenceMemory:
             others = [e for e in existing if e.id != entry_id]
             _delete(conn, superseded(others, [(entry.field, text)]))
             conn.execute("UPDATE preferences SET value = ? WHERE id = ?", (text, entry_id))
+
+    def retry_pending(self, customer_id: str) -> int:
+        """Nothing is ever queued here: a write goes straight to disk or raises. Returns 0."""
+        return 0
 
     def close(self) -> None:
         """Close the connection; a second close is harmless."""

@@ -24,8 +24,8 @@ import yaml
 
 from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
 from core.errors import UserInputError
-from core.memory import LocalPreferenceMemory
-from core.memory.base import PreferenceEntry
+from core.memory import open_preference_memory
+from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
 from core.models import SessionState, utcnow
 from core.orchestrator import Orchestrator
 from core.playground.changes import Backup, ChangeSet, CheckResult, apply_checked, backups, staged, undo_last
@@ -96,7 +96,7 @@ class Playground:
         state_dir = self.root / ".state"
         url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
         self.store = open_state_store(url)
-        self.memory = LocalPreferenceMemory(state_dir / "preferences.sqlite")
+        self.memory = open_preference_memory(state_dir)  # Zep Cloud when ZEP_API_KEY is set, else local SQLite
         self.brain = "rule"
         self.workspace: Workspace
         self.orch: Orchestrator | None = None
@@ -255,13 +255,34 @@ class Playground:
             "sops": {s.id: s.version for s in self.workspace.sops},
             "state": state.model_dump(mode="json"),
             "traces": self.traces(session_id),
-            "preferences": [e.model_dump() for e in self.memory.entries(customer)] if customer else [],
+            "preferences": [e.model_dump() for e in self._entries_or_empty(customer)],
         }
         return json.dumps(doc, indent=2, ensure_ascii=False, default=str)
 
+    def remembered(self, customer_id: str) -> tuple[PreferenceSummary, str]:
+        """A customer's preference summary and, when the store is unreachable, a warning (the last known one)."""
+        try:
+            return self.memory.summary(customer_id), ""
+        except MemoryUnavailableError as exc:
+            return exc.fallback or PreferenceSummary(), f"{self.memory.label} is unreachable ({exc.message}); " \
+                                                         "showing the last known preferences"
+
     def preference_entries(self, customer_id: str) -> list[PreferenceEntry]:
-        """What is remembered about a customer, with where it came from."""
-        return self.memory.entries(customer_id)
+        """What is remembered about a customer, with where it came from.
+
+        Raises:
+            UserInputError: when the preference store is unreachable.
+        """
+        try:
+            return self.memory.entries(customer_id)
+        except MemoryUnavailableError as exc:
+            raise UserInputError(f"{self.memory.label} is unreachable: {exc.message}") from exc
+
+    def _entries_or_empty(self, customer_id: str) -> list[PreferenceEntry]:
+        try:
+            return self.memory.entries(customer_id) if customer_id else []
+        except MemoryUnavailableError:
+            return []
 
     def forget_preference(self, customer_id: str, entry_id: int) -> None:
         """Forget one remembered fact."""

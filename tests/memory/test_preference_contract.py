@@ -1,12 +1,15 @@
-"""Contract tests every PreferenceMemory implementation must pass.
+"""Contract tests every PreferenceMemory implementation must pass: one suite, run on every store.
 
-To add an implementation, append a factory to MEMORY_FACTORIES: a callable that,
-given a per-test directory, opens a memory; called twice with the same directory
-it must open the same underlying data (used by the persistence test).
+To add an implementation, add a builder to ``memory_factory``: it returns a callable that,
+given a per-test directory, opens a memory; called twice with the same directory it must
+open the same underlying data (used by the persistence test). The Zep store runs against
+the local fake Zep server (``tests/memory/zep_fake.py``); each open gets a new, empty local
+cache, so the persistence test proves that the facts live in Zep, not on this machine.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,7 +23,9 @@ from core.memory import (
     PreferenceMemory,
     PreferenceSummary,
     PreferenceUpdate,
+    ZepPreferenceMemory,
 )
+from tests.memory.zep_fake import FakeZep
 
 MemoryFactory = Callable[[Path], PreferenceMemory]
 
@@ -29,14 +34,21 @@ def local_memory(directory: Path) -> PreferenceMemory:
     return LocalPreferenceMemory(directory / "mem" / "preferences.db")
 
 
-MEMORY_FACTORIES: list[object] = [
-    pytest.param(local_memory, id="local"),
-]
+def zep_memory(fake: FakeZep) -> MemoryFactory:
+    opened = itertools.count()
+
+    def open_zep(directory: Path) -> PreferenceMemory:  # a new app instance each time: same Zep, empty cache
+        return ZepPreferenceMemory("test-key", base_url=fake.url,
+                                   cache_path=directory / "zep" / f"cache-{next(opened)}.sqlite")
+
+    return open_zep
 
 
-@pytest.fixture(params=MEMORY_FACTORIES)
+@pytest.fixture(params=["local", "zep"])
 def memory_factory(request: pytest.FixtureRequest) -> MemoryFactory:
-    return request.param  # type: ignore[no-any-return]
+    if request.param == "zep":
+        return zep_memory(request.getfixturevalue("fake_zep"))
+    return local_memory
 
 
 @pytest.fixture
@@ -59,6 +71,13 @@ def entry_for(mem: PreferenceMemory, field: str, customer: str = "c1") -> Prefer
 
 def test_implements_protocol(memory: PreferenceMemory) -> None:
     assert isinstance(memory, PreferenceMemory)
+    assert memory.label  # says which store answered (shown in the playground)
+
+
+def test_nothing_is_pending_when_the_store_is_up(memory: PreferenceMemory) -> None:
+    assert memory.retry_pending("c1") == 0
+    memory.write("c1", PreferenceUpdate(preferred_brands=["Logitech"]))
+    assert memory.retry_pending("c1") == 0
 
 
 def test_unknown_customer_has_empty_summary(memory: PreferenceMemory) -> None:

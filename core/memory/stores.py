@@ -1,0 +1,42 @@
+"""Choosing the preference store: Zep Cloud when ``ZEP_API_KEY`` is set, else local SQLite."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from core.errors import UserInputError
+from core.memory.base import PreferenceMemory
+from core.memory.local import LocalPreferenceMemory
+
+LOCAL_FILE = "preferences.sqlite"
+ZEP_CACHE_FILE = "zep_cache.sqlite"
+
+
+def open_preference_memory(state_dir: str | Path, *, environ: Mapping[str, str] | None = None) -> PreferenceMemory:
+    """The preference store for a workspace (ARCHITECTURE §5).
+
+    With ``ZEP_API_KEY`` set, preferences live in Zep Cloud (``ZEP_BASE_URL`` overrides the
+    endpoint) and ``state_dir`` only holds Zep's local cache and outbox; without it, they live in
+    ``state_dir/preferences.sqlite``. The Zep SDK is not even imported when no key is set.
+
+    Args:
+        state_dir: The workspace's ``.state`` folder.
+        environ: The environment to read (default ``os.environ``).
+
+    Raises:
+        UserInputError: ``ZEP_BASE_URL`` is not an http(s) URL.
+    """
+    env = os.environ if environ is None else environ
+    key = env.get("ZEP_API_KEY", "").strip()
+    state = Path(state_dir)
+    if not key:
+        return LocalPreferenceMemory(state / LOCAL_FILE)
+    base_url = env.get("ZEP_BASE_URL", "").strip() or None
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise UserInputError(f"ZEP_BASE_URL must be an http(s) URL such as https://api.getzep.com/api/v4, "
+                             f"got {base_url!r}")
+    from core.memory.zep import ZepPreferenceMemory  # the SDK loads only when Zep is chosen
+
+    return ZepPreferenceMemory(key, base_url=base_url, cache_path=state / ZEP_CACHE_FILE)
