@@ -111,8 +111,8 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
     for row in files.gar:
         if row.api and row.api not in tools:
             out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: unknown tool {row.api!r}"))
-    for name, agent in files.config.agents.items():
-        for tool in agent.tools:
+    for name, decl in files.config.agents.items():
+        for tool in decl.tools:
             if tool not in tools:
                 out.append(Problem("store.yaml", 0, "warning", f"agent {name!r} lists unknown tool {tool!r}"))
     for sop in sops:

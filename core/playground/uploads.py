@@ -139,7 +139,8 @@ def suggest_mapping(columns: list[str], current: dict[str, str] | None = None) -
     used: set[str] = set()
     for role, col in (current or {}).items():
         if col in columns and role in ROLES:
-            out[role], _ = col, used.add(col)
+            out[role] = col
+            used.add(col)
     normed = {c: _norm(c) for c in columns}
     for exact in (True, False):
         for role in ROLES:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -36,12 +36,12 @@ class Line:
         return self.text[:-1].strip()
 
 
-class GarResolver:
+class GarResolver(Protocol):
     """Matches an SOP line to a GAR row (exact name first, then similarity)."""
 
-    def resolve(self, text: str) -> tuple[GarRow | None, str]:  # pragma: no cover - protocol
+    def resolve(self, text: str) -> tuple[GarRow | None, str]:
         """The row and a hint (did-you-mean) when there is none."""
-        raise NotImplementedError
+        ...
 
 
 def split_front_matter(source: str, file: str) -> tuple[dict[str, Any], list[str], int, list[Problem]]:

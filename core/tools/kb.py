@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,7 +44,7 @@ def chunk_document(ref: str, text: str) -> list[Chunk]:
     if len(body) <= MAX_CHUNK:
         return [Chunk(ref, title, "", body)] if body else []
     chunks: list[Chunk] = []
-    heading, buf = "", []
+    heading, buf = "", cast(list[str], [])
     for line in lines:
         if re.match(r"^#{2,6}\s", line):
             if "\n".join(buf).strip():
