@@ -1,4 +1,7 @@
-"""Every conversation file under tests/conversations passes with the rule brain, invariants included."""
+"""Every conversation file passes with the rule brain, invariants included.
+
+Files: the demo store's ``tests/conversations/`` and each example workspace's ``conversations/``.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +12,12 @@ import pytest
 from core.testing import WorkspaceCache, collect, run_file
 
 HERE = Path(__file__).parent
-FILES = collect([str(HERE / "conversations")])
+ROOT = HERE.parent
+FILES = collect([str(HERE / "conversations"), *map(str, sorted((ROOT / "examples").glob("*/conversations")))])
 CACHE = WorkspaceCache()
 
 
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(HERE)) for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
 def test_conversation(path: Path) -> None:
     result = run_file(path, None, CACHE)
     assert not result.error, result.error

@@ -24,6 +24,7 @@ import yaml
 
 from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
 from core.errors import UserInputError
+from core.evaluation import SyntheticReport, run_synthetic
 from core.memory import open_preference_memory
 from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
 from core.models import SessionState, utcnow
@@ -48,6 +49,7 @@ from core.workspace import GAR_COLUMNS, read_text_file
 
 SOP_SUFFIXES = (".sop", ".json")
 TEST_FOLDERS = ("conversations", "tests/conversations")
+MAX_EVAL_SESSIONS = 2000
 
 
 @dataclass
@@ -463,6 +465,15 @@ class Playground:
         if progress is not None:
             progress(1.0, "done")
         return out
+
+    def evaluate(self, sessions: int = 60, seed: int = 7, progress: Progress | None = None) -> SyntheticReport:
+        """The paper's synthetic evaluation of this workspace's SOPs with the current brain (fresh temporary stores)."""
+        if sessions < 1 or sessions > MAX_EVAL_SESSIONS:
+            raise UserInputError(f"sessions must be between 1 and {MAX_EVAL_SESSIONS}, got {sessions}")
+        report_progress = (lambda done, total: progress(done / total, f"session {done} of {total}")) \
+            if progress is not None else None
+        return run_synthetic(self.root, sessions=sessions, seed=seed, brain=self.brain, progress=report_progress,
+                             embedder=self.embedder, loaded=self.workspace)
 
     def close(self) -> None:
         """Close the stores."""

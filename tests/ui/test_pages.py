@@ -156,3 +156,13 @@ def test_inspector_deletes_a_session(at: AppTest) -> None:
     at.switch_page("pages/inspector.py").run()
     at.button(key="delete_session").click().run()
     assert any("No sessions yet" in i.value for i in at.info)
+
+
+def test_tests_page_runs_the_synthetic_evaluation(at: AppTest) -> None:
+    at.switch_page("pages/tests.py").run()
+    at.number_input(key="eval_sessions").set_value(6).run()
+    at.button(key="run_eval").click().run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Sessions"] == "6" and 0.9 <= float(metrics["State accuracy"]) <= 1.0
+    assert int(metrics["States"]) > 6
