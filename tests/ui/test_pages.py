@@ -166,3 +166,19 @@ def test_tests_page_runs_the_synthetic_evaluation(at: AppTest) -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sessions"] == "6" and 0.9 <= float(metrics["State accuracy"]) <= 1.0
     assert int(metrics["States"]) > 6
+
+
+def test_a_broken_sop_on_disk_is_shown_and_can_be_fixed_from_the_studio(app_ws: Path) -> None:
+    good = (app_ws / "sops" / "troubleshoot.sop").read_text()
+    (app_ws / "sops" / "troubleshoot.sop").write_text(good.replace("ask user for device model", "ask usr fr device"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not at.exception, at.exception
+    _chat(at, "Recommend a gaming mouse")
+    assert any("workspace has errors" in e.value and "troubleshoot.sop" in e.value for e in at.error)
+    at.switch_page("pages/studio.py").run()
+    assert "troubleshoot.sop (has errors)" in at.radio(key="sop_choice_0").options
+    at.radio(key="sop_choice_0").set_value("troubleshoot.sop").run()
+    at.text_area(key="src_0_troubleshoot.sop").set_value(good).run()
+    at.button(key="save_sop").click().run()
+    assert any("saved and in use" in s.value for s in at.success)
+    assert "budget" in _chat_page(at, "Recommend a gaming mouse").lower()
