@@ -45,6 +45,27 @@ with tab_sops:
                         st.rerun()
                 except UserInputError as exc:
                     st.error(str(exc))
+        with st.popover("Import STAR flow", icon=":material/input:", width="stretch"):
+            st.caption("A STAR-format task (flowchart JSON + API schema) becomes a JSON SOP, GAR rows, a mock "
+                       "tool and an agent in this workspace.")
+            star_dir = st.text_input("Task folder on the server", placeholder="…/star/tasks/bank_balance",
+                                     key="star_dir")
+            flow_up = st.file_uploader("…or upload the flowchart (<task>.json)", type=["json"], key="star_flow")
+            api_up = st.file_uploader("…and its API schema (apis/<task>.json)", type=["json"], key="star_api")
+            if st.button("Import", key="import_star", disabled=not (star_dir.strip() or flow_up)):
+                try:
+                    if flow_up is not None:
+                        imported, result = pg.import_star_upload(
+                            (flow_up.name, flow_up.getvalue()), (api_up.name, api_up.getvalue()) if api_up else None)
+                    else:
+                        imported, result = pg.import_star(star_dir.strip())
+                    widgets.saved(result, f"STAR task {imported.task} ({imported.sop_id})")
+                    for note in imported.notes:
+                        st.caption(note)
+                    if result.saved:
+                        refresh()
+                except UserInputError as exc:
+                    st.error(str(exc))
         if choice:
             with st.popover("Duplicate", icon=":material/content_copy:", width="stretch"):
                 suffix = choice.rsplit(".", 1)[1]

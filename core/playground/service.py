@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import tempfile
 import threading
 import uuid
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import yaml
 from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
 from core.errors import UserInputError
 from core.evaluation import SyntheticReport, run_synthetic
+from core.importers.star import ImportResult
 from core.memory import open_preference_memory
 from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
 from core.models import SessionState, utcnow
@@ -382,6 +384,37 @@ class Playground:
             if any(cells.values()):
                 writer.writerow(cells)
         return self._apply(ChangeSet("save gar.csv").put("gar.csv", buf.getvalue()))
+
+    def import_star(self, task_dir: str | Path, api_file: str | Path | None = None) -> tuple[ImportResult, CheckResult]:
+        """Import a STAR-format task (flowchart + API schema) as an SOP, GAR rows, a mock tool and agents.
+
+        The files go through the same checked, backed-up save as an edit: nothing is written when the
+        result would add a lint error.
+        """
+        from core.importers.star import import_star_task
+
+        result = import_star_task(task_dir, self.root, api_file=api_file)
+        change = ChangeSet(f"import STAR task {result.task}")
+        for rel, content in result.files.items():
+            change.put(rel, content)
+        return result, self._apply(change)
+
+    def import_star_upload(self, flowchart: tuple[str, bytes], api: tuple[str, bytes] | None
+                           ) -> tuple[ImportResult, CheckResult]:
+        """Import a STAR task from uploaded files: the flowchart ``<task>.json`` and its API schema."""
+        name, data = flowchart
+        task = Path(safe_filename(name)).stem
+        if Path(name).suffix.lower() != ".json":
+            raise UploadError(f"the flowchart must be the task's .json file, got {name!r}")
+        with tempfile.TemporaryDirectory(prefix="sop-star-") as tmp:
+            folder = Path(tmp) / task
+            folder.mkdir()
+            (folder / f"{task}.json").write_bytes(data)
+            api_path = None
+            if api is not None:
+                api_path = Path(tmp) / f"api-{safe_filename(api[0])}"
+                api_path.write_bytes(api[1])
+            return self.import_star(folder, api_path)
 
     # ------------------------------------------------------------------ store
     def inventory_frame(self) -> pd.DataFrame | None:
