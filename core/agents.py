@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from core import render
 from core import text as T
-from core.brains.base import Brain
+from core.brains.base import Brain, proposed_values
 from core.memory.base import PreferenceSummary
 from core.memory.defaults import accepted_value, decline_offers, offer_question, remembered_range
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
-from core.slots import SlotType, extract, validate
-from core.sop.expr import evaluate, lookup, parse
+from core.slots import SlotType, extract, labelled_value, person_name, validate
+from core.sop.expr import evaluate, lookup, parse, paths
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
 
@@ -97,6 +98,11 @@ class SpecialistAgent:
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
+        for name, val in proposed_values(self.env.brain, node, text).items():  # an LLM brain's checked reading
+            st = types.get(name)
+            if name not in values and st is not None and not (typed_only and st.kind == "text") \
+                    and (validate(st, val) or (st.kind in ("boolean", "choice") and val is False)):
+                values[name] = val
         return values
 
     def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
@@ -116,6 +122,7 @@ class SpecialistAgent:
         if ok:
             goal.slots.update(values)
             self._append_leftover(goal, sop, text, values)
+            self._fill_ahead(goal, sop, node, text, values)
             goal.attempts.pop(node.id, None)
             goal.pending = None
             goal.step = node.next
@@ -130,8 +137,78 @@ class SpecialistAgent:
         if len(T.tokens(rest)) < 2:
             return
         for name, st in self.types(sop).items():
-            if st.kind == "text" and name in goal.slots and name not in values:
+            if st.kind == "text" and st.describes and name in goal.slots and name not in values:
                 goal.slots[name] = f"{goal.slots[name]}; {rest.strip(' ,.;')}"
+
+    def _fill_ahead(self, goal: Goal, sop: Sop, node: Node, text: str, values: dict[str, Any]) -> None:
+        """What an answer gives beyond the question fills the next questions when it fits their type
+        ("85731890, 3100" to the account number: the PIN asked next is 3100)."""
+        rest = text
+        for v in values.values():
+            rest = rest.replace(str(v), " ", 1)
+        if not re.search(r"\d|[A-Z]", rest):
+            return
+        types = self.types(sop)
+        for ask in _asks_ahead(sop, node):
+            for p in ask.fills:
+                st = types.get(p.name)
+                if st is None or st.kind not in AHEAD_KINDS or not _unknown(goal, p.name):
+                    continue
+                val = extract(st, rest, asked=True)
+                if validate(st, val):
+                    goal.slots[p.name] = val
+                    rest = rest.replace(str(val), " ", 1)
+
+    def skip_unanswerable(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool:
+        """The customer cannot give what the pending question asks ("I forgot my PIN"). When the SOP
+        says what happens then, go there with the slot empty and return True; otherwise the question
+        stays pending."""
+        node = sop.node(goal.pending)
+        if node is None or not self._missing_way(sop, node):
+            return False
+        self._pass_unanswered(goal, node, self.env.brain.correct(text), turn)
+        return True
+
+    def note_unavailable(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any]) -> list[str]:
+        """Slots a message says the customer cannot give, before they are asked ("I don't remember my
+        account number"): named by a word only that question uses. When the flow reaches such a
+        question it takes the SOP's way for a missing answer instead of asking."""
+        if not T.is_unable(text):
+            return []
+        said = {T.singular(w) for w in T.words(text)}
+        asks = [n for n in sop.nodes.values() if n.asks and n.fills]
+        topics = {n.id: _topic_words(n) for n in asks}
+        counts = Counter(w for ws in topics.values() for w in ws)
+        out: list[str] = []
+        for n in asks:
+            if not {w for w in topics[n.id] if counts[w] == 1} & said:
+                continue
+            for p in n.fills:
+                if p.name not in given and _unknown(goal, p.name) and p.name not in goal.unavailable:
+                    goal.unavailable.append(p.name)
+                    out.append(p.name)
+        return out
+
+    def _missing_way(self, sop: Sop, node: Node) -> bool:
+        """Whether the SOP says what happens when an ask gets no answer: a decision right after it reads
+        its slot (a yes/no question excepted: "I'm not sure" is no answer there, not a "no")."""
+        nxt = sop.node(node.next)
+        if not node.asks or not node.fills or nxt is None or nxt.kind != "decision":
+            return False
+        names = {p.name for p in node.fills}
+        types = self.types(sop)
+        if any(types.get(n) is not None and types[n].kind == "boolean" for n in names):
+            return False
+        return bool(names & {k for b in nxt.branches if b.condition and b.expr for k in paths(parse(b.condition))})
+
+    @staticmethod
+    def _pass_unanswered(goal: Goal, node: Node, observation: str, turn: int) -> None:
+        for p in node.fills:
+            goal.slots.pop(p.name, None)
+        goal.memory.append(MemoryEntry(action=node.label, observation=observation, feedback="fail", turn=turn))
+        goal.attempts.pop(node.id, None)
+        goal.pending, goal.step = None, node.next
+        goal.status = GoalStatus.ACTIVE
 
     def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
         """Slot values a message gives without being asked (budget up front, a brand, a category)."""
@@ -140,11 +217,18 @@ class SpecialistAgent:
         for name, st in self.types(sop).items():
             if name in SESSION_SLOTS:
                 continue
-            if st.kind == "text":
-                if opening and name not in goal.slots:
-                    found[name] = text.strip()
+            if st.kind == "text":  # an opening describes the problem; a name only when the customer says so
+                said = text.strip() if opening and st.describes and name not in goal.slots else \
+                    person_name(text, asked=False) if st.person else None
+                if said:
+                    found[name] = said
                 continue
-            if st.kind not in ("money", "category", "brand", "model", "email", "id"):
+            if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my PIN is 0314"
+                val = labelled_value(st, name, text)
+                if validate(st, val):
+                    found[name] = val
+                continue
+            if st.kind not in ("money", "category", "brand", "model", "email", "id", "option"):
                 continue
             val = extract(st, text, asked=False)
             if not validate(st, val) and corrected != text:
@@ -221,6 +305,10 @@ class SpecialistAgent:
             if taken:
                 resp.decisions.append(f"{node.label}: {b.condition or 'else'} -> {b.target}")
                 goal.step = b.target
+                target = sop.node(b.target)
+                if target is not None and target.asks and node.id in sop.reachable(target.id):
+                    for p in target.fills:  # the flow loops back to a question: it is asked again
+                        goal.slots.pop(p.name, None)
                 return
         goal.step = None
 
@@ -230,6 +318,10 @@ class SpecialistAgent:
             if not missing and node.fills:
                 resp.decisions.append(f"skip {node.label!r}: already known")
                 goal.step = node.next
+                return
+            if missing and set(missing) <= set(goal.unavailable) and self._missing_way(sop, node):
+                resp.decisions.append(f"skip {node.label!r}: the customer said they cannot give it")
+                self._pass_unanswered(goal, node, "said before that they cannot give it", req.turn)
                 return
             if "api_call" not in node.kinds:
                 self._ask(goal, sop, node, resp, req)
@@ -490,6 +582,33 @@ GO_BACK_WORDS = frozenset(T.words("go back change changed wrong previous last qu
                                    "re-enter reenter retype re-type correct fix edit mistake made gave give given "
                                    "entered typed start over beginning wait sorry oops actually ask user provide "
                                    "send said part earlier before"))
+
+
+AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money"})
+TOPIC_NOISE = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "right", "please", "could",
+                         "provide", "tell", "give", "share", "enter", "well", "also", "now"})
+
+
+def _topic_words(node: Node) -> set[str]:
+    """The words an ask is about: its slots' names, what a valid answer is, its question."""
+    text = " ".join([*(p.name.replace("_", " ") for p in node.fills), node.expects, node.message or node.text])
+    return {T.singular(w) for w in T.tokens(text.replace("'s", "")) if w.isalpha() and len(w) > 1} - TOPIC_NOISE
+
+
+def _asks_ahead(sop: Sop, node: Node, limit: int = 3) -> list[Node]:
+    """The next questions after a step, along the flow's main line (first branches), up to a tool call."""
+    out: list[Node] = []
+    seen: set[str] = set()
+    nid = node.next
+    while nid and nid not in seen and len(out) < limit:
+        seen.add(nid)
+        nxt = sop.nodes.get(nid)
+        if nxt is None or nxt.kind == "end" or "api_call" in nxt.kinds:
+            break
+        if nxt.asks:
+            out.append(nxt)
+        nid = nxt.branches[0].target if nxt.kind == "decision" and nxt.branches else nxt.next
+    return out
 
 
 def _unknown(goal: Goal, name: str) -> bool:

@@ -9,6 +9,8 @@ from typing import Any
 
 from core import text as T
 from core.agents import AgentEnv, SpecialistAgent
+from core.brains.base import Brain
+from core.brains.llm_client import LLMSettings
 from core.brains.rule import RuleBrain
 from core.errors import UserInputError, WorkspaceError
 from core.gar import GarIndex
@@ -26,8 +28,8 @@ from core.tools.inventory import Catalog, InventoryTool, load_catalog
 from core.tools.kb import KnowledgeBase, KnowledgeBaseTool
 from core.workspace import WorkspaceFiles, load_workspace_files, raise_on_errors
 
-BRAINS: tuple[str, ...] = ("rule",)
-"""The brains this build can run (``build_orchestrator(brain=...)``)."""
+BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
+"""The brains this build can run (``build_orchestrator(brain=...)``); "llm" and "hybrid" need an LLM endpoint."""
 
 
 @dataclass
@@ -173,17 +175,20 @@ def slot_types(sops: list[Sop], vocab: Vocabulary) -> dict[str, dict[str, SlotTy
 
 def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state_url: str | None = None,
                        memory: PreferenceMemory | None = None, store: StateStore | None = None,
-                       embedder: CachedEmbedder | None = None, loaded: Workspace | None = None) -> Orchestrator:
+                       embedder: CachedEmbedder | None = None, loaded: Workspace | None = None,
+                       llm: LLMSettings | None = None) -> Orchestrator:
     """Build an orchestrator for a workspace; settings come from the environment unless passed.
+
+    ``brain`` is "rule", "llm" or "hybrid"; by default hybrid when an LLM is configured (``llm``, or
+    ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` with ``SOP_LLM_MODEL``), else rule.
 
     Raises:
         WorkspaceError: when the workspace has errors (``python -m core lint`` lists them all).
+        UserInputError: an unknown brain, or "llm"/"hybrid" without a usable LLM configuration.
     """
     ws = loaded or load_workspace(workspace, embedder)
     raise_on_errors(ws.problems)
-    chosen = brain or os.environ.get("SOP_BRAIN") or "rule"
-    if chosen not in BRAINS:
-        raise UserInputError(f"brain {chosen!r} is not available in this build; use one of: {', '.join(BRAINS)}")
+    chosen, llm_settings = _choose_brain(brain or os.environ.get("SOP_BRAIN") or None, llm)
     cfg = ws.files.config
     settings = Settings(max_steps_per_turn=int(cfg.settings.get("max_steps_per_turn", 8)),
                         intent_threshold=float(cfg.settings.get("intent_threshold", 0.5)),
@@ -195,16 +200,49 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
     lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
     rule = RuleBrain(ws.embedder, ws.sops, lexicon, catalog_triggers(ws.sops, ws.vocab.categories))
-    env = AgentEnv(rule, slot_types(ws.sops, ws.vocab), cfg.currency, settings.max_steps_per_turn,
-                   {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()})
-    agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
+    types = slot_types(ws.sops, ws.vocab)
     sop_agent = {}
     for sop in ws.sops:
         decl = cfg.agent_for(sop.id, sop.agent)
         if decl is not None:
             sop_agent[sop.id] = decl.name
+    the_brain = _llm_brain(chosen, llm_settings, rule, ws, types, list(sop_agent), settings) or rule
+    env = AgentEnv(the_brain, types, cfg.currency, settings.max_steps_per_turn,
+                   {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()})
+    agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
     gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
-    return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=rule,
+    return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
                         settings=settings, store_name=cfg.name,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
+
+
+def _choose_brain(asked: str | None, llm: LLMSettings | None) -> tuple[str, LLMSettings | None]:
+    """The brain to build and its checked LLM settings: hybrid by default when an LLM is configured.
+
+    Raises:
+        UserInputError: an unknown brain, "llm"/"hybrid" with no LLM configured, or settings that cannot work.
+    """
+    if asked is not None and asked not in BRAINS:
+        raise UserInputError(f"brain {asked!r} is not available in this build; use one of: {', '.join(BRAINS)}")
+    if asked == "rule":
+        return "rule", None
+    settings = llm.checked() if llm is not None else LLMSettings.from_env()
+    chosen = asked or ("hybrid" if settings is not None else "rule")
+    if chosen != "rule" and settings is None:
+        raise UserInputError(f"the {chosen} brain needs a language model: set OPENAI_API_KEY (OpenAI) or "
+                             "OPENAI_BASE_URL and SOP_LLM_MODEL (Ollama, vLLM, ...), or enter them in the chat "
+                             "settings")
+    return chosen, settings
+
+
+def _llm_brain(chosen: str, llm: LLMSettings | None, rule: RuleBrain, ws: Workspace,
+               types: dict[str, dict[str, SlotType]], startable: list[str], settings: Settings) -> Brain | None:
+    """The LLM brain for "llm"/"hybrid" (None for "rule")."""
+    if chosen == "rule" or llm is None:
+        return None
+    from core.brains.llm import LLMBrain, OpenAIChat
+
+    return LLMBrain(rule, OpenAIChat(llm), sops=ws.sops, slot_types=types, startable=startable,
+                    tools=set(ws.tools), mode="llm" if chosen == "llm" else "hybrid",
+                    intent_threshold=settings.intent_threshold)

@@ -6,6 +6,7 @@
     │   └── SopSyntaxError      an SOP file cannot be compiled
     ├── ToolError               a tool failed (carries kind: invalid_input | failure | timeout | denied)
     ├── StateConflictError      optimistic-lock conflict: someone saved a newer version
+    ├── LLMUnavailableError     the language model endpoint cannot be used right now (carries endpoint, kind)
     └── EngineError             the engine itself misbehaved (a bug, never the user's fault)
 """
 
@@ -70,6 +71,29 @@ class StateConflictError(SopError):
         super().__init__(
             f"session {session_id!r}: expected stored version {expected}, found {found}"
         )
+
+
+class LLMUnavailableError(SopError):
+    """The language model endpoint could not be used (unreachable, timed out, refused the key, ...).
+
+    ``kind`` is one of unreachable, timeout, server_error, auth, not_found, rejected. ``chat_message``
+    is what the customer sees when the turn is abandoned because of it (nothing was saved).
+    """
+
+    def __init__(self, endpoint: str, reason: str, kind: str = "unreachable") -> None:
+        self.endpoint = endpoint
+        self.reason = reason
+        self.kind = kind
+        super().__init__(f"language model at {endpoint}: {kind}: {reason}")
+
+    @property
+    def chat_message(self) -> str:
+        """A plain sentence for the chat: what failed, and that nothing changed."""
+        what = {"auth": "refused the API key", "not_found": "does not serve the configured model",
+                "rejected": "rejected the request", "timeout": "did not answer in time",
+                "server_error": "failed"}.get(self.kind, "is unreachable")
+        return (f"The language model at {self.endpoint} {what}: {self.reason}; nothing was changed. "
+                "Please try again, or switch the brain to rule.")
 
 
 class EngineError(SopError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from core.models import SessionState
@@ -30,3 +31,38 @@ def session_sources(state: SessionState) -> list[Any]:
         sources += [e.observation for e in goal.memory]
         sources.append(goal.slots)
     return sources
+
+
+LINK = re.compile(r"https?://[^\s)>\]]+", re.I)
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+CODE = re.compile(r"(?<![\w@./-])[A-Za-z0-9][\w-]{3,}(?![\w@])")
+UNIT_WORD = re.compile(r"^\d+(?:[.,]\d+)?-?[a-z]+$")  # 72-hour, 48h, 10am, 2nd: a number, checked as one
+MENU_STEP = re.compile(r"([^\W_]+)\s*>\s*([^\W_]+)")  # "Listings > My Listings": the words around each ">"
+
+
+def ungrounded_facts(reply: str, sources: list[Any]) -> list[str]:
+    """Facts besides plain numbers that a reworded reply states and no source holds: links, emails,
+    ids and codes (words with at least two letters and two digits) and menu paths (the words around
+    each ">"). Compared case-insensitively with spacing ignored, so a translation may move them but
+    not change them."""
+    haystack = _squash(" ".join(s if isinstance(s, str) else json.dumps(s, default=str, ensure_ascii=False)
+                                for s in sources))
+    found = [m.group(0) for m in LINK.finditer(reply)] + [m.group(0) for m in EMAIL.finditer(reply)]
+    rest = EMAIL.sub(" ", LINK.sub(" ", reply))
+    found += [m.group(0) for m in CODE.finditer(rest) if _is_code(m.group(0))]
+    found += [f"{m.group(1)} > {m.group(2)}" for m in MENU_STEP.finditer(rest)]
+    bad: list[str] = []
+    for fact in (f.rstrip(".,;:!?") for f in found):
+        if _squash(fact) not in haystack and fact not in bad:
+            bad.append(fact)
+    return bad
+
+
+def _is_code(word: str) -> bool:
+    digits = sum(ch.isdigit() for ch in word)
+    letters = sum(ch.isalpha() for ch in word)
+    return digits >= 2 and letters >= 2 and not UNIT_WORD.match(word)
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text.lower())

@@ -48,6 +48,7 @@ class Goal(BaseModel):
     pending: str | None = None
     memory: list[MemoryEntry] = Field(default_factory=list)
     attempts: dict[str, int] = Field(default_factory=dict)
+    unavailable: list[str] = Field(default_factory=list)  # slots the customer said they cannot give
     outcome: str = ""
     sop_version: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
@@ -114,6 +115,8 @@ class Trace(BaseModel):
     decisions: list[str] = Field(default_factory=list)
     stack_ops: list[dict[str, Any]] = Field(default_factory=list)
     actions: list[str] = Field(default_factory=list)
+    act: str = ""  # what the reply did when no SOP step made it: greeting, thanks, goodbye, offer_more,
+    #                capabilities, kb_answer, reprompt, deferred, cancelled (evaluations map it to their labels)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     denied: list[dict[str, Any]] = Field(default_factory=list)
     memory: dict[str, Any] = Field(default_factory=dict)

@@ -11,10 +11,10 @@ from typing import Any
 from core import render
 from core import text as T
 from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
-from core.brains.base import Brain, Perception
-from core.errors import StateConflictError
+from core.brains.base import Brain, Perception, TurnContext, begin_turn, phrase
+from core.errors import LLMUnavailableError, StateConflictError
 from core.goals import GoalOps
-from core.grounding import allowed_numbers, session_sources, ungrounded
+from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
 from core.memory.base import (
     MemoryUnavailableError,
     PreferenceMemory,
@@ -34,6 +34,9 @@ MAX_CONFLICT_RETRIES = 3
 HISTORY_LIMIT = 40
 INTENT_MARGIN = 0.05
 STRONG_INTENT = 0.75
+LOW_INTENT = 0.35  # under the threshold, an SOP still starts when it is this close and clearly ahead of the rest
+CLEAR_MARGIN = 0.15
+OFFERED_MORE = re.compile(r"\banything else\b", re.I)
 KB_TOOL = "knowledge_base.search"
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
 INVENTORY_TOOL = "inventory.query"
@@ -92,7 +95,11 @@ class Orchestrator:
         text = _sanitise(text)
         cache: dict[str, list[ToolCall]] = {}
         for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
-            turn = self._attempt(session_id, text, customer_id, script, cache)
+            try:
+                turn = self._attempt(session_id, text, customer_id, script, cache)
+            except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
+                log.warning("session %s: turn abandoned: %s", session_id, exc)
+                return exc.chat_message
             turn.trace.attempts = attempt
             turn.trace.latency_ms = round((time.perf_counter() - started) * 1000, 2)
             expected = turn.state.version
@@ -135,6 +142,7 @@ class Orchestrator:
         update = extract_preferences(text, self.vocab)
         prefs = apply_update(prefs, update)
         trace = Trace(session_id=session_id, turn=state.turn, user=text)
+        begin_turn(self.brain, TurnContext(state, trace))
         trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump(),
                         **memory_notes}
         active = state.active_goal
@@ -227,13 +235,17 @@ class Orchestrator:
 
     def _answers_pending(self, goal: Goal | None, text: str) -> bool:
         """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
-        if goal is None or not goal.pending or T.is_question(text):
+        if goal is None or not goal.pending:
             return False
         sop = self.sops.get(goal.type)
         agent = self._agent(goal)
         if sop is None or agent is None:
             return False
-        return bool(agent.answer_values(goal, sop, text, typed_only=True))
+        values = agent.answer_values(goal, sop, text, typed_only=True)
+        if T.is_question(text):  # "what's the weather in Pittsburgh?" still names one of the listed answers
+            types = agent.types(sop)
+            values = {k: v for k, v in values.items() if k in types and types[k].kind == "option"}
+        return bool(values)
 
     # ------------------------------------------------------------------ routing
     def _route(self, t: Turn) -> None:
@@ -252,7 +264,7 @@ class Orchestrator:
         self._no_goal(t)
 
     def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
-        best = t.perception.best_intent(self.settings.intent_threshold)
+        best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
         if best is None:
             return None
         sop = self.sops[best[0]]
@@ -268,6 +280,24 @@ class Orchestrator:
             return None
         return sop
 
+    def _clear_winner(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
+        """An SOP a message plainly points to though it scores under the threshold ("someone took $500
+        from my account" for a fraud report): at least LOW_INTENT and CLEAR_MARGIN above every other SOP,
+        the active goal's included. Small talk and answers to the pending question never count."""
+        p = t.perception
+        if not p.intents or p.greeting or p.thanks or T.is_farewell(p.text) or len(T.tokens(p.text)) < 2 \
+                or (active is None and self._just_finished(t)):  # a reaction to a result, not a new request
+            return None
+        sop_id, score = p.intents[0]
+        runner_up = max((s for _, s in p.intents[1:]), default=0.0)
+        if score < LOW_INTENT or score - runner_up < CLEAR_MARGIN:
+            return None
+        if active is not None and (sop_id == active.type or (active.pending and (
+                self._answers_pending(active, p.text) or self._about_pending(active, p.text)))):
+            return None
+        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly above the rest")
+        return sop_id, score
+
     def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None) -> None:
         waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
         if waiting is not None:
@@ -275,6 +305,7 @@ class Orchestrator:
             t.trace.decisions.append(f"customer returned to {sop.id}")
             self._volunteered(t, waiting, sop, opening=False)
             if waiting.pending:
+                t.trace.act = "reprompt"
                 self._reprompt(t, waiting)
             else:
                 self._run_active(t)
@@ -283,6 +314,10 @@ class Orchestrator:
         goal.step = sop.start
         if t.state.customer_id:
             goal.slots.update({k: t.state.customer_id for k in SESSION_SLOTS & set(sop.slot_names())})
+        told = self._already_told(t, sop)
+        if told:
+            goal.slots.update(told)
+            t.trace.decisions.append(f"already told in this session: {', '.join(sorted(told))}")
         self._volunteered(t, goal, sop, opening=True)
         t.trace.decisions.append(f"new goal {sop.id} (priority {sop.priority})")
         if active is None:
@@ -293,15 +328,42 @@ class Orchestrator:
         else:
             t.ops.defer(goal)
             t.messages.append(f"Sure, I'll help with {sop.title.lower()} right after this.")
+            t.trace.act = "deferred"
             self._reprompt(t, active)
             return
         self._run_active(t)
+
+    def _already_told(self, t: Turn, sop: Sop) -> dict[str, Any]:
+        """What the customer already said in this session that a new goal of ``sop`` asks for: their
+        answers to this SOP's questions last time ("and what about Detroit?" keeps the day), yes/no
+        confirmations and picks excepted, and their own name from any goal."""
+        agent = self.agents.get(self.sop_agent.get(sop.id, ""))
+        if agent is None:
+            return {}
+        types = agent.types(sop)
+        asked = {p.name for n in sop.nodes.values() if n.asks for p in n.fills}
+        keep = {k for k in asked if k in types and types[k].kind not in ("boolean", "choice")}
+        names = [k for k in asked if k in types and types[k].person]
+        out: dict[str, Any] = {}
+        for old in sorted(t.state.goals.values(), key=lambda g: g.updated_at):  # the latest answer wins
+            old_sop, old_agent = self.sops.get(old.type), self._agent(old)
+            if old_sop is None or old_agent is None:
+                continue
+            given = {k: v for k, v in old.slots.items() if v not in (None, "")}
+            if old.type == sop.id:
+                out.update({k: v for k, v in given.items() if k in keep})
+            old_types = old_agent.types(old_sop)
+            person = next((v for k, v in given.items() if k in old_types and old_types[k].person), None)
+            if person is not None:
+                out.update({k: person for k in names})
+        return out
 
     def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool) -> None:
         agent = self._agent(goal)
         if agent is None:
             return
         found = agent.extract_volunteered(goal, sop, t.perception.text, opening=opening)
+        agent.note_unavailable(goal, sop, t.perception.text, found)
         names = set(sop.slot_names())
         low = f" {' '.join(T.words(t.perception.text))} "
         feats = [f for f in self.vocab.features if f" {f} " in low and f not in names]
@@ -323,17 +385,25 @@ class Orchestrator:
                 t.messages.append("Sure, let's go back to that.")
                 self._run_active(t)
                 return
+        if goal.pending and T.is_unable(p.text) and not self._answers_pending(goal, p.text) \
+                and agent.skip_unanswerable(goal, sop, p.text, t.state.turn):
+            t.trace.decisions.append("customer cannot answer the pending question: taking the SOP's way for that")
+            self._run_active(t)
+            return
         if goal.pending and p.question and not self._answers_pending(goal, p.text) \
                 and not (self._asks_choice(goal, sop, agent) and _choice_words(p.text)):
             self._doubt(t, goal, sop)
             return
         changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
+        agent.note_unavailable(goal, sop, p.text, changes)
         pending = sop.node(goal.pending)
         pending_slots = {f.name for f in pending.fills} if pending else set()
-        answer = list(agent.answer_values(goal, sop, p.text).values())  # a value answers one slot, not two
-        corrections = {k: v for k, v in changes.items()
-                       if k not in pending_slots and goal.slots.get(k) != v and not _part_of(v, answer)}
-        accepted = agent.accept_answer(goal, sop, p.text, t.state.turn)
+        other = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
+        # "My account number is 68318931" while a free-text question waits: it answers another question
+        elsewhere = bool(other) and _free_text(agent, sop, pending) and _explained_by(p.text, other)
+        answer = [] if elsewhere else list(agent.answer_values(goal, sop, p.text).values())  # one slot, not two
+        corrections = {k: v for k, v in other.items() if not _part_of(v, answer)}
+        accepted = None if elsewhere else agent.accept_answer(goal, sop, p.text, t.state.turn)
         if corrections:
             changed = agent.apply_correction(goal, sop, corrections)
             if changed:
@@ -357,6 +427,7 @@ class Orchestrator:
         social = _social_reply(p.text, p.greeting, p.thanks)
         if social:
             t.messages.append(social)
+            t.trace.act = "reprompt"
             t.trace.decisions.append("small talk while a question is pending: asking it again")
             self._reprompt(t, goal)
             return
@@ -373,6 +444,7 @@ class Orchestrator:
         sop = self.sops.get(goal.type)
         title = sop.title.lower() if sop else goal.type
         t.trace.decisions.append(f"customer cancelled {goal.type}")
+        t.trace.act = "cancelled"
         t.messages.append(f"No problem, I have cancelled that request ({title}).")
         resumed = t.ops.mark_done("cancelled")
         if resumed is not None:
@@ -404,7 +476,7 @@ class Orchestrator:
             self._item_follow_up(t, goal, agent, text)
             step = ""
         else:
-            self._kb_answer(t, search_query(text, pending), agent_name="orchestrator")
+            self._kb_answer(t, t.perception.search_query or search_query(text, pending), agent_name="orchestrator")
             t.trace.actions.append(EXTERNAL_KNOWLEDGE)
             step = EXTERNAL_KNOWLEDGE
         if agent is not None:
@@ -466,15 +538,62 @@ class Orchestrator:
     def _no_goal(self, t: Turn) -> None:
         p = t.perception
         if T.is_hostile(p.text):
+            t.trace.act = "capabilities"
             t.messages.append(f"I'm sorry this has been frustrating. {self._capabilities()}")
+        elif T.is_farewell(p.text) or (self._offered_more(t) and (p.thanks or T.declines_more(p.text))):
+            t.trace.act = "goodbye"
+            t.messages.append("Thank you, goodbye!")
+        elif self._reopen(t):
+            return
         elif p.greeting:
+            t.trace.act = "greeting"
             t.messages.append(f"Hello! {self._capabilities()}")
         elif p.thanks:
+            t.trace.act = "thanks"
             t.messages.append("You're welcome! Anything else I can help with?")
         elif p.question and self.gateway.tools.get(KB_TOOL) is not None:
-            self._kb_answer(t, p.text, "orchestrator")
+            t.trace.act = "kb_answer"
+            self._kb_answer(t, p.search_query or p.text, "orchestrator")
+        elif not p.question and self._just_finished(t):  # a reaction to what we just did ("Good idea.")
+            t.trace.act = "offer_more"
+            t.messages.append("Glad I could help. Is there anything else I can do for you?")
         else:
+            t.trace.act = "capabilities"
             t.messages.append(f"Sorry, I'm not sure what you need. {self._capabilities()}")
+
+    @staticmethod
+    def _just_finished(t: Turn) -> bool:
+        """Whether a goal ended in the previous turn (the customer is likely answering its result)."""
+        return any(g.status == GoalStatus.DONE and g.memory and g.memory[-1].turn >= t.state.turn - 1
+                   for g in t.state.goals.values())
+
+    @staticmethod
+    def _offered_more(t: Turn) -> bool:
+        """Whether our last message asked "anything else?" (a "no, thanks" to it closes the chat)."""
+        said = [m.text for m in t.state.history[:-1] if m.role == "assistant"]
+        return bool(said) and OFFERED_MORE.search(said[-1]) is not None
+
+    def _reopen(self, t: Turn) -> bool:
+        """A follow-up that changes what the goal finished last used ("and for Friday?", "what about
+        Detroit?") runs that SOP again with the change and everything else it knew. True when it did."""
+        done = [g for g in t.state.goals.values() if g.status == GoalStatus.DONE and g.outcome == "completed"]
+        last = max(done, key=lambda g: g.updated_at, default=None)
+        sop = self.sops.get(last.type) if last is not None else None
+        agent = self._agent(last) if last is not None else None
+        if last is None or sop is None or agent is None or t.perception.greeting or t.perception.thanks:
+            return False
+        said = agent.extract_volunteered(last, sop, t.perception.text, opening=False)
+        changed = sorted(k for k, v in said.items() if last.slots.get(k) not in (None, "", v))
+        if not changed:
+            return False
+        goal = t.ops.new_goal(sop.id, sop.priority)
+        names = set(sop.slot_names())
+        goal.slots = {**{k: v for k, v in last.slots.items() if k in names}, **said}
+        goal.step = sop.start
+        t.ops.activate(goal)
+        t.trace.decisions.append(f"follow-up to the finished {sop.id}: {', '.join(changed)} changed, running it again")
+        self._run_active(t)
+        return True
 
     def _capabilities(self) -> str:
         titles = [s.title[0].lower() + s.title[1:] for s in self.sops.values() if s.title]
@@ -556,9 +675,24 @@ class Orchestrator:
         if bad:
             t.trace.grounding["replaced"] = True
             reply = self._grounded_fallback(t)
+        reply = self._worded(t, reply, allowed, sources)
         if t.prefs.communication_style == "short":
             reply = reply.replace("\n\n", "\n")
         return reply
+
+    def _worded(self, t: Turn, draft: str, allowed: set[float], sources: list[Any]) -> str:
+        """An LLM brain may word the reply for the customer (their language). The grounding guard is
+        code: a figure, id, email, link or menu path that neither the draft nor a tool result holds
+        sends the draft (the template answer built from the tool results) instead, and the trace says so."""
+        worded = phrase(self.brain, draft, ending=t.state.active_goal is None)
+        if not worded or worded == draft:
+            return draft
+        bad: list[Any] = [*ungrounded(worded, allowed), *ungrounded_facts(worded, [draft, *sources])]
+        t.trace.grounding["llm_reply"] = {"replaced": bool(bad), "ungrounded": bad}
+        if bad:
+            t.trace.grounding["llm_reply"]["text"] = worded
+            return draft
+        return worded
 
     def _grounded_fallback(self, t: Turn) -> str:
         for call in reversed(t.trace.tool_calls):
@@ -619,6 +753,27 @@ def _part_of(value: Any, answer: list[Any]) -> bool:
                                    or (isinstance(value, int | float) and round(float(value), 2) in T.number_forms(a))):
             return True
     return False
+
+
+HEDGES = frozenset(T.words("think either maybe probably actually guess believe sure remember now oh hmm wait sorry "
+                           "just try or and it was with also here"))
+
+
+def _free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
+    """Whether a question takes any text as its answer (a name, a date, a security answer)."""
+    types = agent.types(sop)
+    return node is not None and node.asks and bool(node.fills) and all(
+        p.name in types and types[p.name].kind == "text" for p in node.fills)
+
+
+def _explained_by(text: str, values: dict[str, Any]) -> bool:
+    """Whether a message says nothing but these slots' values and names ("my PIN is 0314 or 9431")."""
+    rest = text
+    for value in values.values():
+        rest = re.sub(re.escape(str(value)), " ", rest, flags=re.I)
+    named = {w for k in values for w in T.words(k.replace("_", " "))}
+    left = [w for w in T.tokens(rest) if w not in named and w not in HEDGES and not w.isdigit()]
+    return len(left) <= 1
 
 
 def _social_reply(text: str, greeting: bool, thanks: bool) -> str:

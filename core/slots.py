@@ -26,11 +26,17 @@ class SlotType:
     """What a slot holds, inferred from its name and the GAR/SOP text about it."""
 
     name: str
-    kind: str  # money | number | email | phone | boolean | digits | id | category | brand | model | choice | text
+    kind: str  # money | number | email | phone | boolean | digits | id | category | brand | model | choice |
+    #            option (one of the values the description lists) | text
     vocab: list[str] = field(default_factory=list)
     digits: int = 0
     pattern: re.Pattern[str] | None = None
     example: str = ""  # an id's example from the metadata ("LSTXXXXXXXXX")
+    describes: bool = False  # free text that describes something (a problem, a report): an opening message fills it
+    person: bool = False  # free text that is the customer's own name
+    low: float | None = None  # a number's allowed range ("a number from 2 to 50")
+    high: float | None = None
+    unit: str = ""  # what a number counts ("how many people"): "12 people" gives it unasked
 
 
 @dataclass
@@ -51,6 +57,9 @@ def infer_type(name: str, expects: str, vocab: Vocabulary) -> SlotType:
     """
     e = expects.lower()
     n = name.lower().replace("_", " ")
+    options = listed_options(expects)
+    if options:
+        return SlotType(name, "option", vocab=options)
     digits = re.search(r"(\d+)[- ]digit", e)
     size = int(digits.group(1)) if digits else 0
     kind = _kind_of(e, expects) or _name_kind(n) or _kind_of(n, "") or "text"
@@ -61,7 +70,7 @@ def infer_type(name: str, expects: str, vocab: Vocabulary) -> SlotType:
     if kind == "id":
         example = re.search(r"\blike\s+([A-Z][\w-]+)", expects)
         return SlotType(name, kind, pattern=_id_pattern(expects), example=example.group(1) if example else "")
-    return SlotType(name, kind, digits=size if kind in ("digits", "phone") else 0)
+    return _refine(SlotType(name, kind, digits=size if kind in ("digits", "phone") else 0), n, expects)
 
 
 def _kind_of(text: str, original: str) -> str | None:
@@ -315,14 +324,20 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool =
 
 
 def _text(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    if asked and st.person:
+        return person_name(msg, asked=True)
     if asked and T.tokens(msg):
         return msg.strip()
     return None
 
 
+def _option(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    return find_option(msg, st.vocab, loose=asked)
+
+
 _EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _phone, "boolean": _boolean,
                "digits": _digits, "id": _id, "category": _category, "brand": _brand, "model": _model,
-               "choice": _choice, "text": _text}
+               "choice": _choice, "option": _option, "text": _text}
 
 STRONG_KINDS = {"money", "email", "category", "brand", "model", "id"}
 
@@ -337,4 +352,131 @@ def validate(st: SlotType, value: Any) -> bool:
         return bool(EMAIL.fullmatch(str(value)))
     if st.kind == "phone" and st.digits:
         return len(str(value)) == st.digits  # a "+cc" country code was already dropped by _phone
+    if st.kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+        return (st.low is None or value >= st.low) and (st.high is None or value <= st.high)
     return True
+
+
+# ---------------------------------------------------------------- listed options, names, labelled values
+
+OPTIONS = re.compile(r"\bone of:?\s+(?!(?:the|your|our|these|those|my|its|their)\b)(.+?)\s*[.)]?$", re.I | re.S)
+DESCRIBES = re.compile(r"\b(describ\w*|description|details?|detailed|report|problem|issue|symptoms?|reason|complaint|"
+                       r"what happened|explain\w*|own words)\b", re.I)
+RANGE = re.compile(r"\bfrom\s+(-?\d+(?:\.\d+)?)\s+to\s+(-?\d+(?:\.\d+)?)\b")
+HOW_MANY = re.compile(r"\bhow many\s+([a-z]+)", re.I)
+NAME_LEAD = re.compile(r"^(?:(?:yes|yeah|yep|sure|of course|ok|okay|hi|hello|hey|certainly|right)\b[\s,.!]*)*"
+                       r"(?:(?:my|the) (?:full |first |last )?name(?: is|'s)|name(?: is|'s|:)|it'?s|it is|this is|"
+                       r"i am|i'?m|im|call me)\s+", re.I)
+NAME_SAID = re.compile(r"\b(?i:my (?:full )?name is|my name'?s|this is|i am|i'?m|call me)\s+"
+                       r"([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})")
+GENERIC_NAME_WORDS = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "the", "of"})
+
+
+def listed_options(expects: str) -> list[str]:
+    """The values a description lists as the only valid answers ("one of Chase, PNC or Wells Fargo")."""
+    m = OPTIONS.search(expects.strip())
+    if not m:
+        return []
+    parts = [p.strip(" .;") for p in re.split(r",\s*|\s+or\s+", m.group(1))]
+    parts = [p for p in parts if p and len(p) <= 40]
+    return parts if len(parts) >= 2 else []
+
+
+def _refine(st: SlotType, name: str, expects: str) -> SlotType:
+    """What the description says beyond the kind: free text that describes, a person's name, a range, a unit."""
+    about = f"{name} {expects}"
+    if st.kind == "text":
+        st.describes = bool(DESCRIBES.search(about))
+        st.person = "name" in name.split() and not st.describes
+    if st.kind == "number":
+        span = RANGE.search(expects)
+        if span:
+            st.low, st.high = float(span.group(1)), float(span.group(2))
+        unit = HOW_MANY.search(expects)
+        st.unit = T.singular(unit.group(1).lower()) if unit else ""
+    return st
+
+
+def _option_pattern(option: str) -> re.Pattern[str]:
+    """An option's words in order with any spacing or punctuation between ("1pm" ~ "1 pm", "Cactus-Club")."""
+    ws = T.words(T.normalise_clock(option))
+    return re.compile(r"(?<![\w])" + r"[\s\-_.,']*".join(re.escape(w) for w in ws) + r"(?![\w])", re.I)
+
+
+def find_option(message: str, options: list[str], *, loose: bool = False) -> str | None:
+    """The listed option a message names, earliest in the message first ("Legume or Lucca" -> Legume).
+
+    Exact words (spacing and clock spellings aside) first; then the initials of a multi-word option
+    written in capitals ("NYC"); then the leading words of an option without its last word ("New
+    York" -> "New York City", "Cactus" -> "Cactus Club") when only one option starts so; then, when
+    ``loose`` (the question asked for it), a small typo of a one-word option.
+    """
+    text = T.normalise_clock(message)
+    found = [(m.start(), -len(o), o) for o in options for m in [_option_pattern(o).search(text)] if m]
+    if not found:
+        found = [(m.start(), 0, o) for o in options for m in [_initials(o, text)] if m]
+    if not found:
+        found = _leading_words(text, options)
+    if found:
+        return min(found)[2]
+    return find_vocab(message, options) if loose else None
+
+
+def _initials(option: str, text: str) -> re.Match[str] | None:
+    ws = [w for w in T.words(option) if w.isalpha()]
+    if len(ws) < 2:
+        return None
+    return re.search(rf"\b{''.join(w[0] for w in ws).upper()}\b", text)
+
+
+def _leading_words(text: str, options: list[str]) -> list[tuple[int, int, str]]:
+    out = []
+    for o in options:
+        ws = [w for w in T.words(o) if w not in T.STOPWORDS]
+        head = ws[:-1] if len(ws) > 1 else []
+        if not head or len(" ".join(head)) < 5:
+            continue
+        if sum(1 for other in options if [w for w in T.words(other) if w not in T.STOPWORDS][: len(head)] == head) > 1:
+            continue
+        m = re.search(r"(?<![\w])" + r"\W+".join(re.escape(w) for w in head) + r"(?:'?s)?(?![\w])", text, re.I)
+        if m:
+            out.append((m.start(), 0, o))
+    return out
+
+
+def person_name(message: str, *, asked: bool) -> str | None:
+    """A customer's own name: "Of course, it's John Smith" -> "John Smith". Unasked, only when the
+    message says so ("my name is Mark", "I'm Tyler Jones")."""
+    if not asked:
+        m = NAME_SAID.search(message)
+        return m.group(1) if m else None
+    said = NAME_SAID.search(message)
+    if said:
+        return said.group(1)
+    rest = NAME_LEAD.sub("", message.strip()).strip(" .!,")
+    head = re.split(r"[.!?,;:]+(?:\s|$)|\s+(?:and|but)\s+", rest, maxsplit=1)[0].strip(" .!,")
+    return (head if 0 < len(T.words(head)) <= 4 else rest) or None
+
+
+def labelled_value(st: SlotType, name: str, message: str) -> Any:
+    """A value the customer gives unasked but labelled by the slot's name or unit: "my PIN is 0314",
+    "account 153531981", "a party of 12", "for 12 people". Only kinds a bare number would be
+    ambiguous for (numbers, digits, phones)."""
+    if st.kind not in ("number", "digits", "phone"):
+        return None
+    words = [w for w in T.words(name.replace("_", " ")) if w not in GENERIC_NAME_WORDS and len(w) > 1 and w.isalpha()]
+    for w in words:
+        for m in re.finditer(rf"\b{re.escape(w)}s?\b(?:\s+(?:number|no\.?|#|is|was|of|would be|will be|are|should be|either|maybe|probably))*"
+                             r"\s*[:#]?\s*(\S+)", message, re.I):
+            val = extract(st, m.group(1).strip(".,;!?"), asked=True)
+            if validate(st, val):
+                return val
+    if st.unit:
+        for form in T.plural_forms(st.unit):
+            m = re.search(rf"(?<![\w.])(\d+)\s+{re.escape(form)}\b", message, re.I)
+            if m:
+                val = extract(st, m.group(1), asked=True)
+                if validate(st, val):
+                    return val
+    return None
+

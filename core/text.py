@@ -227,8 +227,12 @@ def is_greeting(text: str) -> bool:
 
 
 def is_thanks(text: str) -> bool:
-    """A thank-you with little else in it."""
-    return bool(THANKS.match(text.strip())) and len(words(text)) <= 5
+    """A thank-you with little else in it, or a short message that thanks and asks nothing
+    ("Awesome! I can buy a lot more beer, thank you!")."""
+    t = text.strip()
+    if THANKS.match(t) and len(words(t)) <= 5:
+        return True
+    return bool(THANKS_ANYWHERE.search(t)) and len(words(t)) <= 15 and not is_question(t)
 
 
 def similar(a: str, b: str) -> float:
@@ -287,3 +291,39 @@ def correct_typos(text: str, lexicon: set[str]) -> str:
         return word if fixed == word.lower() else fixed
 
     return WORD.sub(fix, text)
+
+
+# ---------------------------------------------------------------- closing, inability, times
+
+THANKS_ANYWHERE = re.compile(r"\b(thanks|thank you|thank u|thx|much appreciated|appreciate it)\b", re.I)
+FAREWELL = re.compile(r"\b(good ?bye|bye( bye)?|see you|see ya|farewell|take care|have a (good|nice|great|lovely|wonderful) "
+                      r"(day|one|night|evening|weekend)|that'?s (all|it)( for (now|today))?|that is all|nothing else|"
+                      r"i'?m (all )?(done|set|good|fine)( now)?|all set|no more questions)\b", re.I)
+DECLINE_MORE = re.compile(r"^(no|nope|nah|not really|no thanks?|no thank you|no,? that'?s (all|it))\b", re.I)
+UNABLE = re.compile(r"\b((don'?t|do not|doesn'?t|didn'?t|can'?t|cannot|couldn'?t|could not|no longer) (know|remember|recall|"
+                    r"have|find|recollect|see|access)|forgot|forget|forgotten|lost|misplaced|no idea|no clue|not sure|"
+                    r"unsure|don'?t have (it|that|them|one)|haven'?t got|without (it|my))\b", re.I)
+CLOCK = re.compile(r"\b(\d{1,2})(?:[:.]00)?\s*([ap])\.?\s*m\b\.?", re.I)
+
+
+def is_farewell(text: str) -> bool:
+    """The customer closes the conversation ("No thanks, goodbye!", "that's all", "I'm good")."""
+    t = text.strip()
+    return bool(FAREWELL.search(t)) and not is_question(t) and len(words(t)) <= 20
+
+
+def declines_more(text: str) -> bool:
+    """A "no" to "anything else?" ("no thanks", "nope, that's all")."""
+    t = LEAD_FILLER.sub("", text.strip())
+    return bool(DECLINE_MORE.match(t)) and not is_question(t) and len(words(t)) <= 12
+
+
+def is_unable(text: str) -> bool:
+    """The customer says they cannot give what was asked ("I forgot my PIN", "I don't have that with me")."""
+    return bool(UNABLE.search(text))
+
+
+def normalise_clock(text: str) -> str:
+    """Clock times in one spelling: "7pm", "7:00 p.m." and "7 PM" all become "7 pm"."""
+    return CLOCK.sub(lambda m: f"{int(m.group(1))} {m.group(2).lower()}m", text)
+

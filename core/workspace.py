@@ -134,7 +134,9 @@ def parse_params(text: str) -> list[Param]:
 
 
 def _name_tokens(name: str) -> set[str]:
-    return {t for t in re.split(r"[\W_]+", name.lower()) if t}
+    """Words of a slot or param name: snake_case, kebab-case and camelCase alike (``FullName`` ~ ``full_name``)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
+    return {t for t in re.split(r"[\W_]+", spaced.lower()) if t}
 
 
 def bind_params(params: list[Param], names: list[str]) -> dict[str, str]:

@@ -19,20 +19,26 @@ with st.sidebar:
     customer = st.text_input("Customer id", key="customer_widget", placeholder="e.g. cust-1",
                              help="Preferences are remembered per customer across sessions.")
     st.session_state[services.CUSTOMER_KEY] = customer
-    brain = st.selectbox("Brain", BRAINS, index=list(BRAINS).index(pg.brain), key="brain")
-    if brain != pg.brain:
-        pg.set_brain(brain)
-    with st.expander("LLM endpoint (OpenAI-compatible)"):
-        llm_ready = "llm" in BRAINS
-        st.text_input("Model", key="llm_model", disabled=not llm_ready)
-        st.text_input("Base URL", key="llm_base_url", disabled=not llm_ready)
-        st.text_input("API key", key="llm_key", type="password", disabled=not llm_ready)
-        if not llm_ready:
-            st.caption("This build runs the rule brain only; the LLM settings unlock when an LLM brain is installed.")
+    with st.form("brain_settings", border=False):
+        brain = st.selectbox("Brain", BRAINS, index=list(BRAINS).index(pg.brain_in_use), key="brain",
+                             help="rule: offline. hybrid: rules first, the model only when they are unsure. "
+                                  "llm: the model reads every message. The setting applies to this workspace "
+                                  "for everyone using this app.")
+        with st.expander("LLM endpoint (OpenAI-compatible)"):
+            model = st.text_input("Model", key="llm_model", placeholder="gpt-4o-mini · qwen2.5:7b · …")
+            base_url = st.text_input("Base URL", key="llm_base_url", placeholder="http://localhost:11434/v1")
+            api_key = st.text_input("API key", key="llm_key", type="password")
+            st.caption("Blank fields use OPENAI_API_KEY, OPENAI_BASE_URL and SOP_LLM_MODEL.")
+        if st.form_submit_button("Apply brain", icon=":material/psychology:", width="stretch"):
+            try:
+                pg.set_brain(brain, model, base_url, api_key)
+                st.toast(f"Brain: {pg.brain_in_use}")
+            except UserInputError as exc:
+                st.error(str(exc), icon=":material/error:")
 
 sid = services.session_id()
 st.title("Chat")
-st.caption(f"Session `{sid}` · workspace **{pg.name}** · brain **{pg.brain}**")
+st.caption(f"Session `{sid}` · workspace **{pg.name}** · brain **{pg.brain_in_use}**")
 
 prompt = st.chat_input("Message the agent", key="chat_input")
 if prompt:

@@ -13,6 +13,20 @@ from core.retrieval import CachedEmbedder, shared_model
 ROOT = Path(__file__).resolve().parent.parent
 
 
+PAID_SERVICES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SOP_LLM_MODEL", "SOP_LLM_TIMEOUT_S", "SOP_BRAIN",
+                 "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "ZEP_API_KEY", "ZEP_BASE_URL", "SOP_STATE_URL")
+
+
+@pytest.fixture(autouse=True)
+def no_paid_services(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Whatever the developer's shell holds, tests talk to no real model or memory service
+    (tests marked ``live`` opt in)."""
+    if request.node.get_closest_marker("live"):
+        return
+    for name in PAID_SERVICES:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> CachedEmbedder:
     return CachedEmbedder(shared_model(), None)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.brains.usage import LLMUsage
 from core.build import Workspace, build_orchestrator, load_workspace
 from core.evaluation.generator import (
     END_COMPLETED,
@@ -115,6 +116,7 @@ class SyntheticReport:
     params: Tally = field(default_factory=Tally)
     turns: int = 0
     notes: list[str] = field(default_factory=list)
+    llm: LLMUsage = field(default_factory=LLMUsage)  # calls and prompt tokens of an LLM brain
     seconds: float = 0.0
 
     @property
@@ -134,6 +136,7 @@ class SyntheticReport:
             "outcomes": dict(sorted(self.outcomes.items())),
             "expected_outcomes": dict(sorted(self.expected_outcomes.items())),
             "parameter_accuracy": self.params.to_dict(),
+            **({"llm": self.llm.to_dict()} if self.llm.turns else {}),
             "failure_categories": self.categories(),
             "failures": [f.to_dict() for f in self.failures],
             "notes": self.notes, "seconds": round(self.seconds, 1),
@@ -199,6 +202,7 @@ def _run_session(orch: Orchestrator, plan: SessionPlan, report: SyntheticReport)
         reply = orch.handle_message(session, turn.user, customer_id=plan.customer_id, script=ToolScript(turn.tools))
         state = orch.load_state(session)
         trace = orch.last_trace(session) or {}
+        report.llm.add_turn(trace)
         assert state is not None
         observed = observe(orch.sops[plan.sop], before, state, trace)
         report.turns += 1
@@ -303,6 +307,7 @@ def format_report(report: SyntheticReport, failures: int = 10) -> str:
     for f in d["failures"][:failures]:
         lines += [f"  - session {f['session']} ({f['sop']}), turn {f['turn']} [{f['kind']}] {f['user']!r}",
                   f"      expected: {f['expected']}", f"      observed: {f['observed']}"]
+    lines += report.llm.lines()
     lines += [f"note: {n}" for n in d["notes"]]
     return "\n".join(lines)
 

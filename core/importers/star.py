@@ -178,7 +178,8 @@ def _ask_description(ask: Ask) -> str:
         return f"Ask the customer for the {label}, one of {options}"
     if f.type.lower() in ("integer", "int", "number"):
         span = f" from {f.minimum} to {f.maximum}" if f.minimum is not None and f.maximum is not None else ""
-        return f"Ask the customer for the {label}, a number{span}"
+        counted = re.search(r"\bhow many \w+", ask.question, re.I)  # "for how many people" says what it counts
+        return f"Ask the customer for the {label}, a number{span}" + (f" ({counted.group(0).lower()})" if counted else "")
     if f.type.lower() == "longstring":
         return f"Ask the customer to describe the {label} in their own words"
     return f"Ask the customer for their {label}"

@@ -58,6 +58,7 @@ class Ask:
     slot: str
     field: ApiField | None = None  # the API input it collects (None for a yes/no question)
     yes_no: bool = False
+    question: str = ""  # the chart's wording of the question
 
 
 @dataclass
@@ -189,10 +190,10 @@ class _Reader:
         fields = self._match_fields([a for a in ask_ids if a not in flow.answers])
         for a in ask_ids:
             if a in flow.answers:
-                flow.asks[a] = Ask(a, _snake(self._topic_id(a) or a), yes_no=True)
+                flow.asks[a] = Ask(a, _snake(self._topic_id(a) or a), yes_no=True, question=self.reply(a))
             else:
                 f = fields.get(a)
-                flow.asks[a] = Ask(a, _snake(f.label) if f else _snake(self._topic_id(a) or a), f)
+                flow.asks[a] = Ask(a, _snake(f.label) if f else _snake(self._topic_id(a) or a), f, question=self.reply(a))
         flow.messages = [n for n in order if n not in flow.asks and n not in flow.queries and n not in flow.closing]
         found = [n for n in self.replies if n not in self.graph and n not in self.graph.values()
                  and ("nothing_found" in n or NOTHING_FOUND.search(self.reply(n)))]

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from core.brains.llm import LLMSettings
 from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
 from core.errors import UserInputError
 from core.evaluation import SyntheticReport, run_synthetic
@@ -101,7 +102,8 @@ class Playground:
         url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
         self.store = open_state_store(url)
         self.memory = open_preference_memory(state_dir)  # Zep Cloud when ZEP_API_KEY is set, else local SQLite
-        self.brain = "rule"
+        self.brain: str | None = None  # None: hybrid when an LLM is configured in the environment, else rule
+        self.llm: LLMSettings | None = None
         self.workspace: Workspace
         self.orch: Orchestrator | None = None
         self.error = ""
@@ -112,8 +114,8 @@ class Playground:
         """Load the workspace from disk again and rebuild the orchestrator (stores are kept)."""
         ws = load_workspace(self.root, self.embedder, progress)
         try:
-            orch: Orchestrator | None = build_orchestrator(self.root, brain=self.brain, store=self.store,
-                                                           memory=self.memory, loaded=ws)
+            orch: Orchestrator | None = build_orchestrator(self.root, brain=self.brain, llm=self.llm,
+                                                           store=self.store, memory=self.memory, loaded=ws)
             error = ""
         except UserInputError as exc:
             orch, error = None, str(exc)
@@ -131,12 +133,27 @@ class Playground:
         """The store's name from store.yaml."""
         return self.workspace.files.config.name
 
-    def set_brain(self, brain: str) -> None:
-        """Choose the brain for new turns (see ``core.build.BRAINS``)."""
+    @property
+    def brain_in_use(self) -> str:
+        """The brain new turns run on."""
+        return self.brain or ("hybrid" if self.llm is not None or LLMSettings.from_env() is not None else "rule")
+
+    def set_brain(self, brain: str, model: str = "", base_url: str = "", api_key: str = "") -> None:
+        """Choose the brain for new turns (``core.build.BRAINS``) and, for "llm"/"hybrid", its endpoint.
+
+        Blank fields fall back to OPENAI_API_KEY / OPENAI_BASE_URL / SOP_LLM_MODEL. Nothing changes
+        when the choice cannot work.
+
+        Raises:
+            UserInputError: an unknown brain, or an LLM brain without a usable model configuration.
+        """
         if brain not in BRAINS:
             raise UserInputError(f"unknown brain {brain!r}; available: {', '.join(BRAINS)}")
-        if brain != self.brain:
-            self.brain = brain
+        llm = None if brain == "rule" else LLMSettings.from_fields(model=model, base_url=base_url, api_key=api_key)
+        build_orchestrator(self.root, brain=brain, llm=llm, store=self.store, memory=self.memory,
+                           loaded=self.workspace)  # raises before anything changes
+        with self._lock:
+            self.brain, self.llm = brain, llm
             self.reload()
 
     def _lint(self, root: Path) -> list[Problem]:
@@ -166,9 +183,11 @@ class Playground:
             raise UserInputError(f"the workspace has errors, so the agent cannot run: {self.error}")
         if not text.strip():
             raise UserInputError("type a message first")
+        before = orch.load_state(session_id)
         reply = orch.handle_message(session_id, text, customer_id=customer_id or None)
         state = orch.load_state(session_id)
-        assert state is not None
+        if state is None or (before is not None and state.version == before.version):
+            raise UserInputError(reply)  # the turn was abandoned (e.g. the language model is unreachable)
         return TurnView(reply, orch.last_trace(session_id) or {}, state)
 
     def state(self, session_id: str) -> SessionState | None:

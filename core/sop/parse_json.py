@@ -15,6 +15,7 @@ PLACEHOLDER = re.compile(r"\{context\.([\w.]+)\}")
 NODE_KEYS = {"id", "type", "description", "tool", "toolParams", "messageTemplate", "nextNodes",
              "condition", "resultKey"}
 ASK_WORDS = re.compile(r"^\s*(ask|request|collect|get|confirm)\b", re.I)
+TELL_WORDS = re.compile(r"^\s*(tell|inform|say|notify|show|offer)\b", re.I)  # a message, even one ending in "?"
 
 
 def _line(source: str, key: str) -> int:
@@ -106,19 +107,32 @@ def _action_kinds(node: Node, raw: dict[str, Any], template: str, desc: str) -> 
     if tool:
         kinds.add("api_call")
         node.tool = tool
-        tp = raw.get("toolParams") or {}
-        node.arg_map = {str(k): str(v) for k, v in tp.items()} if isinstance(tp, dict) else {}
-        node.params = [Param(expr.strip_context(v)) for v in node.arg_map.values() if v.startswith("context.")]
+        _tool_params(node, raw.get("toolParams") or {})
         if template:
             kinds.add("message_to_user")
-    elif template.rstrip().endswith("?") or ASK_WORDS.match(desc):
+    elif (template.rstrip().endswith("?") and not TELL_WORDS.match(desc)) or ASK_WORDS.match(desc):
         kinds.add("ask_user_input")
         node.message = template
         node.expects = expected_answer(desc, template)
+        if raw.get("resultKey"):  # an ask's resultKey: the context key its answer is stored under
+            node.fills = [Param(str(raw["resultKey"]))]
     else:
         kinds.add("message_to_user")
         node.message = template or desc
     node.kinds = frozenset(kinds)
+
+
+def _tool_params(node: Node, raw: Any) -> None:
+    """``toolParams``: a ``context.*`` value is a required slot; with a ``?`` suffix it is optional
+    (left out of the call while unknown, as ``?`` in gar.csv params); anything else is a constant."""
+    node.arg_map, node.params = {}, []
+    for key, value in (raw.items() if isinstance(raw, dict) else []):
+        src = str(value).strip()
+        optional = src.startswith("context.") and src.endswith("?")
+        src = src[:-1] if optional else src
+        node.arg_map[str(key)] = src
+        if src.startswith("context."):
+            node.params.append(Param(expr.strip_context(src), optional))
 
 
 ASKED_FOR = re.compile(r"^\s*(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:customer|user|seller|buyer|them)?\s*"
@@ -149,7 +163,7 @@ def _infer_fills(nodes: dict[str, Node]) -> None:
     """An ask fills the keys read downstream that no tool sets."""
     tool_keys = {n.result_key for n in nodes.values() if n.tool}
     for node in nodes.values():
-        if not node.asks:
+        if not node.asks or node.fills:  # fills already set by the ask's resultKey
             continue
         fills: list[str] = []
         seen: set[str] = set()

@@ -15,8 +15,9 @@ import pytest
 
 from core.memory import PreferenceSummary, PreferenceUpdate, ZepPreferenceMemory
 
-pytestmark = pytest.mark.skipif(not os.environ.get("ZEP_API_KEY"),
-                                reason="talks to Zep Cloud: set ZEP_API_KEY (and optionally ZEP_BASE_URL)")
+pytestmark = [pytest.mark.live,
+              pytest.mark.skipif(not os.environ.get("ZEP_API_KEY"),
+                                 reason="talks to Zep Cloud: set ZEP_API_KEY (and optionally ZEP_BASE_URL)")]
 
 
 def open_live(cache: Path) -> ZepPreferenceMemory:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import PAID_SERVICES
 from tests.playground.conftest import snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +54,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         text = (ROOT / "tests" / "conversations" / name).read_text(encoding="utf-8")
         (ws / "conversations" / name).write_text(text.replace("workspace: ../..\n", ""), encoding="utf-8")
     port = _free_port()
-    env = {**os.environ, "SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
+    env = {k: v for k, v in os.environ.items() if k not in PAID_SERVICES}
+    env |= {"SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
     log = (base / "streamlit.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
                              str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],

@@ -182,3 +182,31 @@ def test_a_broken_sop_on_disk_is_shown_and_can_be_fixed_from_the_studio(app_ws: 
     at.button(key="save_sop").click().run()
     assert any("saved and in use" in s.value for s in at.success)
     assert "budget" in _chat_page(at, "Recommend a gaming mouse").lower()
+
+
+
+def test_brain_settings_switch_to_an_openai_compatible_endpoint(at: AppTest) -> None:
+    from tests.brains.fake_openai import FakeOpenAI, abstain
+
+    at.selectbox(key="brain").set_value("llm")
+    _apply_brain(at)
+    assert any("needs a language model" in e.value for e in at.error)  # nothing configured: refused
+    with FakeOpenAI(abstain) as fake:
+        at.selectbox(key="brain").set_value("hybrid")
+        at.text_input(key="llm_model").set_value("fake-model")
+        at.text_input(key="llm_base_url").set_value(fake.base_url)
+        _apply_brain(at)
+        assert not at.error, [e.value for e in at.error]
+        _chat(at, "hmm, something about my order maybe")
+        assert "brain **hybrid**" in texts(at)
+        assert fake.chat_requests(), "the hybrid brain asked the model about an unclear message"
+        at.selectbox(key="brain").set_value("rule")
+        _apply_brain(at)
+        sent = len(fake.chat_requests())
+        _chat(at, "Recommend a gaming mouse")
+        assert len(fake.chat_requests()) == sent and "brain **rule**" in texts(at)
+
+
+def _apply_brain(at: AppTest) -> None:
+    next(b for b in at.get("form_submit_button") if "Apply brain" in str(b.proto.label)).click().run()
+    assert not at.exception, at.exception

@@ -1,0 +1,260 @@
+"""``python -m core eval star``: the engine measured on STAR's real human conversations.
+
+Every task of the STAR folder is imported with ``python -m core import star`` (no task-specific
+code anywhere), one workspace per set of tasks a dialogue's wizard could do; every complete
+dialogue is replayed with teacher forcing (see :mod:`core.evaluation.star_replay`) and each
+wizard step is scored as in STAR's next-action protocol: accuracy and weighted F1 (scikit-learn's
+``average="weighted"``), overall and per task, on the happy single-task dialogues (the set earlier
+work reports) and on all complete ones, plus the API name and slot values of queries and, for
+multi-task dialogues, how often the engine was on the task the wizard selected.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.build import build_orchestrator, load_workspace
+from core.errors import Location, UserInputError
+from core.evaluation.metrics import accuracy, per_label, weighted_f1
+from core.evaluation.star_replay import DialogueResult, Replay, ReplayStore, Scored, TaskSpace
+from core.importers.star import ImportResult, import_star_task, write_import
+from core.importers.star_format import Dialogue, StarApi, iter_dialogues, load_task
+from core.memory import LocalPreferenceMemory
+from core.retrieval import CachedEmbedder, shared_model
+from core.workspace import raise_on_errors
+
+Progress = Callable[[int, int], None]
+REFERENCES = {
+    "SAM (Mehri & Eskenazi 2021), zero-shot": {"weighted_f1": 0.558, "accuracy": 0.580},
+    "BERT+S (Mosig et al. 2020), zero-shot": {"weighted_f1": 0.288, "accuracy": 0.318},
+}
+"""Published next-action figures on STAR's original labels, averaged over held-out domains."""
+SETS = {"happy_single_task": "happy single-task dialogues", "all": "all complete dialogues",
+        "multi_task": "multi-task dialogues"}
+MULTI = "(multi-task)"
+
+
+@dataclass
+class StarReport:
+    """The outcome of a STAR replay; ``to_dict()`` is JSON-safe."""
+
+    folder: str
+    brain: str
+    results: list[DialogueResult] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def _turns(self, which: str) -> list[tuple[Dialogue, Scored]]:
+        return [(r.dialogue, t) for r in self.results if _in_set(r.dialogue, which) for t in r.turns]
+
+    @property
+    def accuracy(self) -> float:
+        turns = self._turns("all")
+        return accuracy([t.gold for _, t in turns], [t.predicted for _, t in turns])
+
+    @property
+    def weighted_f1(self) -> float:
+        turns = self._turns("all")
+        return weighted_f1([t.gold for _, t in turns], [t.predicted for _, t in turns])
+
+    def summary(self, which: str) -> dict[str, Any]:
+        """Accuracy, weighted F1, per task and query scores of one set of dialogues."""
+        results = [r for r in self.results if _in_set(r.dialogue, which)]
+        turns = [(r.dialogue, t) for r in results for t in r.turns]
+        groups: dict[str, list[Scored]] = {}
+        for d, t in turns:
+            groups.setdefault(d.tasks[0] if not d.multi_task and d.tasks else MULTI, []).append(t)
+        return {"dialogues": len(results), "turns": len(turns), **_scores([t for _, t in turns]),
+                "per_task": {k: {"turns": len(v), **_scores(v)} for k, v in sorted(groups.items())},
+                "queries": _query_scores(results)}
+
+    def active_task(self) -> dict[str, Any]:
+        picks = [ok for r in self.results if r.dialogue.multi_task for ok in r.task_picks]
+        return {"selections": len(picks), "identified": sum(picks),
+                "accuracy": round(sum(picks) / len(picks), 4) if picks else None}
+
+    def confusions(self, which: str = "all", top: int = 15) -> list[dict[str, Any]]:
+        pairs = Counter((t.gold, t.predicted) for _, t in self._turns(which) if t.gold != t.predicted)
+        return [{"gold": g, "predicted": p, "count": n} for (g, p), n in pairs.most_common(top)]
+
+    def labels(self, which: str = "happy_single_task") -> dict[str, dict[str, float]]:
+        turns = self._turns(which)
+        stats = per_label([t.gold for _, t in turns], [t.predicted for _, t in turns])
+        return {k: {m: round(v, 4) for m, v in s.items()} for k, s in stats.items() if s["support"]}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"folder": self.folder, "brain": self.brain, "dialogues": len(self.results),
+                "turns": len(self._turns("all")), "accuracy": round(self.accuracy, 4),
+                "weighted_f1": round(self.weighted_f1, 4),
+                "sets": {k: self.summary(k) for k in SETS}, "active_task": self.active_task(),
+                "confusions": {"all": self.confusions("all"), "happy_single_task": self.confusions("happy_single_task")},
+                "labels_happy_single_task": self.labels(), "references": REFERENCES,
+                "errors": [{"dialogue": r.dialogue.id, "error": r.error} for r in self.results if r.error],
+                "skipped": dict(self.skipped), "notes": self.notes, "seconds": round(self.seconds, 1)}
+
+
+def _in_set(d: Dialogue, which: str) -> bool:
+    if which == "happy_single_task":
+        return d.happy and not d.multi_task
+    if which == "multi_task":
+        return d.multi_task
+    return True
+
+
+def _scores(turns: list[Scored]) -> dict[str, Any]:
+    gold, pred = [t.gold for t in turns], [t.predicted for t in turns]
+    return {"accuracy": round(accuracy(gold, pred), 4) if turns else None,
+            "weighted_f1": round(weighted_f1(gold, pred), 4) if turns else None}
+
+
+def _query_scores(results: list[DialogueResult]) -> dict[str, Any]:
+    queries = [q for r in results for q in r.queries]
+    predicted = [q for q in queries if q.api_match is not None]
+    values = [ok for q in queries for _, ok in q.values]
+    exact = [all(ok for _, ok in q.values) for q in queries if q.values]
+    return {"queries": len(queries), "predicted_as_query": len(predicted),
+            "api_name_accuracy": round(sum(bool(q.api_match) for q in predicted) / len(predicted), 4)
+            if predicted else None,
+            "slot_values": len(values), "slot_value_accuracy": round(sum(values) / len(values), 4) if values else None,
+            "all_values_right": round(sum(exact) / len(exact), 4) if exact else None}
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def evaluate_star(folder: str | Path, brain: str = "rule", progress: Progress | None = None, *,
+                  embedder: CachedEmbedder | None = None, limit: int | None = None,
+                  dialogues: list[str] | None = None) -> StarReport:
+    """Replay STAR's complete dialogues through the engine and score every wizard step.
+
+    Args:
+        folder: a STAR folder (``tasks/``, ``apis/``, ``dialogues/``).
+        brain: the brain that runs the agent ("rule" offline).
+        progress: called as ``progress(done, total)`` after each dialogue.
+        embedder: an embedder to share (tests); default: the packaged model, in memory only.
+        limit: replay at most this many dialogues (in file order), for a quick look.
+        dialogues: replay only these dialogue ids.
+
+    Raises:
+        UserInputError: when the folder is not a STAR folder or a task cannot be imported.
+    """
+    started = time.perf_counter()
+    root = Path(folder)
+    if not (root / "dialogues").is_dir() or not (root / "tasks").is_dir():
+        raise UserInputError("not a STAR folder (it needs tasks/ and dialogues/)", Location(str(root)))
+    report = StarReport(folder=str(root), brain=brain)
+    todo = _select(root, report, limit, dialogues)
+    emb = embedder or CachedEmbedder(shared_model(), None)
+    with tempfile.TemporaryDirectory(prefix="sop-star-") as tmp:
+        spaces: dict[tuple[str, ...], TaskSpace] = {}
+        apis: dict[str, StarApi] = {}
+        try:
+            for done, d in enumerate(todo, start=1):
+                key = tuple(sorted(set(d.tasks)))
+                if key not in spaces:
+                    spaces[key] = _space(root, key, Path(tmp) / f"ws{len(spaces)}", brain, emb, apis)
+                report.results.append(_replay(spaces[key], d))
+                if progress is not None:
+                    progress(done, len(todo))
+        finally:
+            for space in spaces.values():
+                space.orch.store.close()
+                space.orch.memory.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _select(root: Path, report: StarReport, limit: int | None, ids: list[str] | None) -> list[Dialogue]:
+    tasks = {p.name for p in (root / "tasks").iterdir() if p.is_dir()}
+    out = []
+    for d in iter_dialogues(root / "dialogues"):
+        if ids is not None and d.id not in ids:
+            continue
+        if not d.complete:
+            report.skipped["incomplete"] += 1
+        elif not d.tasks or any(t not in tasks for t in d.tasks):
+            report.skipped["task folder missing"] += 1
+        else:
+            out.append(d)
+    return out[:limit] if limit is not None else out
+
+
+def _space(root: Path, tasks: tuple[str, ...], ws: Path, brain: str, embedder: CachedEmbedder,
+           apis: dict[str, StarApi]) -> TaskSpace:
+    """Import a set of tasks into a fresh workspace and build an engine on it."""
+    ws.mkdir(parents=True)
+    imports: dict[str, ImportResult] = {}
+    replies: dict[str, str] = {}
+    for name in tasks:
+        task = load_task(root / "tasks" / name)
+        replies.update(task.replies)
+        result = import_star_task(task.folder, ws, task=task)
+        write_import(result, ws)
+        imports[name] = result
+        if task.api is not None:
+            apis[task.api.name] = task.api
+    loaded = load_workspace(ws, embedder)
+    raise_on_errors(loaded.problems)
+    orch = build_orchestrator(ws, brain=brain, store=ReplayStore(), memory=LocalPreferenceMemory(":memory:"),
+                              loaded=loaded)
+    return TaskSpace(orch, imports, {name: api for name, api in apis.items()
+                                     if any(i.api == name for i in imports.values())}, replies)
+
+
+def _replay(space: TaskSpace, d: Dialogue) -> DialogueResult:
+    long_text = {f.name for api in space.apis.values() for f in api.inputs if f.type.lower() == "longstring"}
+    replay = Replay(space, d, long_text)
+    try:
+        return replay.run()
+    except Exception as exc:  # noqa: BLE001 - one broken dialogue is reported, never stops the evaluation
+        replay.result.error = f"{type(exc).__name__}: {exc}"
+        return replay.result
+    finally:
+        space.orch.store.delete_session(replay.session)
+
+
+# ---------------------------------------------------------------------------- text report
+
+
+def format_report(report: StarReport, confusions: int = 12) -> str:
+    """A plain-text summary (the CLI's output without ``--json``)."""
+    d = report.to_dict()
+    lines = [f"STAR replay of {d['folder']} (brain: {d['brain']}): {d['dialogues']} dialogues, {d['turns']} scored "
+             f"wizard steps, {d['seconds']} s", ""]
+    head = f"{'':<34}{'dialogues':>10}{'steps':>8}{'accuracy':>10}{'weighted F1':>13}"
+    lines.append(head)
+    for key, title in SETS.items():
+        s = d["sets"][key]
+        lines.append(f"{title:<34}{s['dialogues']:>10}{s['turns']:>8}{_pct(s['accuracy']):>10}"
+                     f"{_pct(s['weighted_f1']):>13}")
+        for task, t in s["per_task"].items():
+            if key != "multi_task":
+                lines.append(f"  {task:<32}{'':>10}{t['turns']:>8}{_pct(t['accuracy']):>10}{_pct(t['weighted_f1']):>13}")
+    for name, ref in REFERENCES.items():
+        lines.append(f"{'ref: ' + name:<52}{_pct(ref['accuracy']):>10}{_pct(ref['weighted_f1']):>13}")
+    for key in ("happy_single_task", "all"):
+        q = d["sets"][key]["queries"]
+        lines.append(f"\nqueries ({SETS[key]}): {q['queries']}; predicted as a query {q['predicted_as_query']}, "
+                     f"API name right {_pct(q['api_name_accuracy'])}; slot values right {_pct(q['slot_value_accuracy'])}"
+                     f" of {q['slot_values']}, all values right {_pct(q['all_values_right'])}")
+    a = d["active_task"]
+    lines.append(f"active task identified in multi-task dialogues: {a['identified']}/{a['selections']} "
+                 f"({_pct(a['accuracy'])})")
+    lines += ["", "most frequent errors (gold -> predicted), all dialogues:"]
+    lines += [f"  {c['count']:5d}  {c['gold']} -> {c['predicted']}" for c in d["confusions"]["all"][:confusions]]
+    if d["errors"]:
+        lines += ["", f"{len(d['errors'])} dialogue(s) failed to replay, e.g. {d['errors'][0]}"]
+    if d["skipped"]:
+        lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in d["skipped"].items()))
+    return "\n".join(lines)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"

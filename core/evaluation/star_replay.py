@@ -1,0 +1,465 @@
+"""Replay one STAR dialogue through the engine with teacher forcing (the README's scoring protocol).
+
+At every scored wizard turn the engine gets the history so far and names its next step:
+
+* after customer messages, each message is one engine turn (``handle_message``: the engine's own
+  perception, goal detection, slot extraction and step decision); the first step of the last
+  turn is the prediction;
+* when the wizard acts again with no message in between, the active goal's step loop runs on a
+  copy of it (the engine's own step decision, nothing perceived).
+
+Then the wizard's real action is laid over the session (teacher forcing): its task's goal becomes
+active, the goal moves to the chart step the wizard took (asked, told, or queried with the
+wizard's values and the dialogue's own result as the observation). The customer's words stay
+what the engine made of them. What the engine does is read from its trace; the labels are the
+chart's node ids, a tool call is ``query``, and the engine's own small talk maps to STAR's
+shared labels (greeting, "anything else?", goodbye, out of scope).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.agents import AgentRunRequest
+from core.evaluation.metrics import accuracy
+from core.goals import GoalOps
+from core.importers.star import ImportResult
+from core.importers.star_api import normalise
+from core.importers.star_format import Dialogue, StarApi, constraints
+from core.memory.base import PreferenceSummary
+from core.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Trace
+from core.orchestrator import Orchestrator
+from core.sop.expr import lookup
+from core.sop.graph import Node, Sop
+from core.tools.gateway import ToolScript
+
+GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE = "hello", "anything_else", "goodbye_1", "out_of_scope"
+"""STAR's labels shared by every task (its README: wizards use them even where a chart names its own)."""
+QUERY = "query"
+NO_ACTION = "(no action)"
+ACT_LABELS = {"greeting": GREETING, "thanks": CLOSING, "offer_more": CLOSING, "goodbye": GOODBYE,
+              "capabilities": OUT_OF_SCOPE, "kb_answer": OUT_OF_SCOPE, "cancelled": CLOSING}
+EXTERNAL_KNOWLEDGE = "seek external knowledge"
+SCORED = {("Wizard", "pick_suggestion"), ("Wizard", "query")}
+
+
+@dataclass
+class TaskSpace:
+    """An engine on a workspace holding a set of imported tasks (a dialogue's wizard capabilities)."""
+
+    orch: Orchestrator
+    imports: dict[str, ImportResult]  # task -> its import
+    apis: dict[str, StarApi]  # API name -> schema
+    replies: dict[str, str] = field(default_factory=dict)  # chart label -> the wizard's canonical text
+
+    def sop_of_task(self, task: str) -> str | None:
+        imp = self.imports.get(task)
+        return imp.sop_id if imp else None
+
+    def api_of_tool(self, tool: str) -> str:
+        return next((imp.api for imp in self.imports.values() if imp.tool == tool), tool)
+
+    def tool_nodes(self) -> set[str]:
+        return {n.id for s in self.orch.sops.values() for n in s.nodes.values() if n.tool}
+
+
+@dataclass
+class Scored:
+    """One scored wizard turn."""
+
+    task: str
+    gold: str
+    predicted: str
+    user: str = ""  # the customer's message(s) the step answers ("" when the wizard acted again)
+
+
+@dataclass
+class QueryScore:
+    """One wizard query: did the engine call the same API, and which constraint values did it have."""
+
+    task: str
+    api_match: bool | None  # None when the engine did not predict a query at that turn
+    values: list[tuple[str, bool]] = field(default_factory=list)  # (API input, engine value == wizard value)
+
+
+@dataclass
+class DialogueResult:
+    """What replaying one dialogue gave."""
+
+    dialogue: Dialogue
+    turns: list[Scored] = field(default_factory=list)
+    queries: list[QueryScore] = field(default_factory=list)
+    task_picks: list[bool] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def accuracy(self) -> float:
+        return accuracy([t.gold for t in self.turns], [t.predicted for t in self.turns])
+
+
+class Replay:
+    """Teacher-forced replay of one dialogue on one task space."""
+
+    def __init__(self, space: TaskSpace, dialogue: Dialogue, long_text: set[str]) -> None:
+        self.space = space
+        self.orch = space.orch
+        self.d = dialogue
+        self.session = f"star-{dialogue.id}"
+        self.long_text = long_text  # API inputs of free long text, left out of value accuracy
+        self.result = DialogueResult(dialogue)
+        self.pending: list[str] = []
+        self.selected: str | None = dialogue.tasks[0] if len(dialogue.tasks) == 1 else None
+        self.picked: str | None = None  # a task the wizard selected since the engine last ran
+        self.tools = space.tool_nodes()
+        self.heard: list[str] = []  # the customer's messages the engine last took in
+        self.just_finished = False  # the wizard's last step ended a flow (the engine would have closed it)
+
+    # ------------------------------------------------------------------ events
+    def run(self) -> DialogueResult:
+        events = self.d.events
+        for i, e in enumerate(events):
+            kind = (e.get("Agent"), e.get("Action"))
+            if kind == ("User", "utter") and str(e.get("Text") or "").strip():
+                self.pending.append(str(e["Text"]))
+            elif kind == ("Wizard", "select_task"):
+                self.selected = self.picked = str(e.get("Task"))
+            elif kind in SCORED:
+                self._scored(e, events[i + 1:])
+            elif kind == ("Wizard", "utter") and self.pending:
+                self._engine_turns(events[i + 1:])  # the customer's words are understood; free text forces nothing
+        return self.result
+
+    def _scored(self, event: dict[str, Any], rest: list[dict[str, Any]]) -> None:
+        gold = QUERY if event.get("Action") == "query" else str(event.get("ActionLabel"))
+        user = " / ".join(self.pending)
+        if self.pending:
+            predicted, calls = self._engine_turns(rest)
+        else:
+            predicted, calls = self._continue(), []
+        state = self._state()
+        if self.picked is not None:
+            active = state.active_goal if state else None
+            self.result.task_picks.append(active is not None and active.type == self.space.sop_of_task(self.picked))
+            self.picked = None
+        task = self.selected or self._task_of(gold, state) or "(none)"
+        self.result.turns.append(Scored(task, gold, predicted, user))
+        if gold == QUERY:
+            self._score_query(event, task, predicted, calls, state)
+        self._force(gold, event, rest)
+
+    # ------------------------------------------------------------------ predicting
+    def _engine_turns(self, rest: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+        """Run each waiting customer message as one engine turn; the last turn's first step."""
+        script = self._script(rest)
+        trace: dict[str, Any] = {}
+        before = self._state()
+        self.heard, self.just_finished = list(self.pending), False
+        for text in self.pending:
+            before = self._state()
+            self.orch.handle_message(self.session, text, script=script)
+            trace = self.orch.last_trace(self.session) or {}
+        self.pending = []
+        after = self._state()
+        assert after is not None
+        return self._first_act(trace, before, after), list(trace.get("tool_calls") or [])
+
+    def _script(self, rest: list[dict[str, Any]]) -> ToolScript:
+        """Tool results for calls the engine makes now: the dialogue's coming results of that API, in order."""
+        coming: dict[str, list[dict[str, Any]]] = {}
+        for e in rest:
+            if e.get("Action") == "return_item":
+                coming.setdefault(str(e.get("APIName")), []).append({"result": normalise(e.get("Item"))})
+        spec: dict[str, Any] = {}
+        for imp in self.space.imports.values():
+            spec[imp.tool] = coming.get(imp.api) or [{"result": normalise(None)}]
+        return ToolScript(spec)
+
+    def _continue(self) -> str:
+        """The active goal's next step with no new message (the engine's step loop on a copy)."""
+        state = self._state()
+        goal = state.active_goal if state else None
+        if goal is None and self.just_finished:
+            return CLOSING  # nothing left to do after the flow's last message: "anything else?"
+        if state is None or goal is None or goal.pending or goal.type not in self.orch.sops:
+            return NO_ACTION
+        agent = self.orch.agents.get(self.orch.sop_agent.get(goal.type, ""))
+        if agent is None:
+            return NO_ACTION
+        copy = goal.model_copy(deep=True)
+        resp = agent.run(AgentRunRequest(copy, self.orch.sops[goal.type], PreferenceSummary(), turn=state.turn))
+        for action in resp.actions:
+            return self._label(action)
+        return CLOSING if resp.done else NO_ACTION
+
+    def _first_act(self, trace: dict[str, Any], before: SessionState | None, after: SessionState) -> str:
+        for action in trace.get("actions") or []:
+            label = self._label(action)
+            if label:
+                return label
+        act = str(trace.get("act") or "")
+        if act in ("reprompt", "deferred") and after.active_goal is not None and after.active_goal.pending:
+            return after.active_goal.pending
+        if act in ACT_LABELS:
+            return ACT_LABELS[act]
+        finished = [g for gid, g in after.goals.items() if g.status == GoalStatus.DONE
+                    and (before is None or gid not in before.goals or before.goals[gid].status != GoalStatus.DONE)]
+        return CLOSING if finished else NO_ACTION
+
+    def _label(self, action: str) -> str:
+        if action in self.tools:
+            return QUERY
+        if action == EXTERNAL_KNOWLEDGE or action.startswith("follow-up:"):
+            return OUT_OF_SCOPE
+        return action
+
+    # ------------------------------------------------------------------ scoring queries
+    def _score_query(self, event: dict[str, Any], task: str, predicted: str, calls: list[dict[str, Any]],
+                     state: SessionState | None) -> None:
+        api = str(event.get("APIName"))
+        engine_call = next((c for c in calls if self.space.api_of_tool(str(c.get("tool"))) in self.space.apis), None)
+        match = None if predicted != QUERY else engine_call is not None and \
+            self.space.api_of_tool(str(engine_call.get("tool"))) == api
+        wanted = {k: v for k, v in constraints(event).items()
+                  if isinstance(v, str | int | float) and not str(v).startswith("api.") and k not in self.long_text}
+        sent = self._engine_args(api, wanted, state)
+        values = [(k, _same(sent.get(k), v)) for k, v in wanted.items()]
+        self.result.queries.append(QueryScore(task, match, values))
+
+    def _engine_args(self, api: str, wanted: dict[str, Any], state: SessionState | None) -> dict[str, Any]:
+        """The values the engine would send to the wizard's API now (from its own slots)."""
+        found = self._query_node(api, wanted, state)
+        if found is None or state is None:
+            return {}
+        sop, node = found
+        goal = _latest_open(state, sop.id)
+        if goal is None:
+            return {}
+        return {k: (lookup(goal.slots, src) if src.startswith("context.") else src) for k, src in node.arg_map.items()}
+
+    # ------------------------------------------------------------------ teacher forcing
+    def _force(self, gold: str, event: dict[str, Any], rest: list[dict[str, Any]]) -> None:
+        self.just_finished = False
+        state = self._state() or SessionState(session_id=self.session, workspace_id=self.orch.workspace_id)
+        if gold != QUERY:  # what the wizard said is part of the history the engine sees next
+            state.history.append(Message(role="assistant", text=self.space.replies.get(gold, gold), turn=state.turn))
+        ops = GoalOps(state)
+        if self.selected is not None and self.space.sop_of_task(self.selected):
+            self._switch(state, ops, str(self.space.sop_of_task(self.selected)))
+        if gold == QUERY:
+            self._force_query(state, ops, event, rest)
+        elif (found := self._node(gold, state)) is not None:
+            self._force_step(state, ops, *found)
+        elif gold == CLOSING:
+            goal = state.active_goal
+            if goal is not None and not goal.pending:
+                _finish(ops, state)
+        elif gold == GOODBYE:
+            while state.active_goal is not None:
+                _finish(ops, state)
+        self._save(state)
+
+    def _force_query(self, state: SessionState, ops: GoalOps, event: dict[str, Any],
+                     rest: list[dict[str, Any]]) -> None:
+        wanted = constraints(event)
+        found = self._query_node(str(event.get("APIName")), wanted, state)
+        if found is None:
+            return
+        sop, node = found
+        goal = self._switch(state, ops, sop.id)
+        for key, src in node.arg_map.items():
+            if src.startswith("context.") and isinstance(wanted.get(key), str | int | float):
+                goal.slots[src[len("context."):]] = wanted[key]
+        item = next((e.get("Item") for e in rest[:1] if e.get("Action") == "return_item"), None)
+        result = normalise(item)
+        goal.slots[node.result_key] = result
+        goal.memory.append(MemoryEntry(action=node.label, observation=result, feedback="success", turn=state.turn))
+        _move(goal, node.next)
+
+    def _force_step(self, state: SessionState, ops: GoalOps, sop: Sop, node: Node) -> None:
+        goal = self._switch(state, ops, sop.id)
+        goal.attempts = {}
+        if node.asks:
+            goal.step = goal.pending = node.id
+            goal.status = GoalStatus.BLOCKED
+            goal.next_question = self.orch.brain.question(node, goal.slots)
+            goal.missing = [p.name for p in node.fills if lookup(goal.slots, p.name) in (None, "")] or \
+                [p.name for p in node.fills]
+            return
+        goal.memory.append(MemoryEntry(action=node.label, observation="done", feedback="success", turn=state.turn))
+        _move(goal, node.next)
+        if self._silent_end(goal):  # the engine ends a flow in the turn of its last message
+            ops.mark_done("completed")
+            self.just_finished = True
+
+    def _silent_end(self, goal: Goal) -> bool:
+        """Whether the rest of a goal's flow is only decisions on the way to its end."""
+        agent = self.orch.agents.get(self.orch.sop_agent.get(goal.type, ""))
+        sop = self.orch.sops.get(goal.type)
+        if agent is None or sop is None:
+            return False
+        resp = agent.run(AgentRunRequest(goal.model_copy(deep=True), sop, PreferenceSummary()))
+        return resp.done and not resp.actions and not resp.messages
+
+    def _switch(self, state: SessionState, ops: GoalOps, sop_id: str) -> Goal:
+        """Make the goal of an SOP active (resumed, or new), as the wizard's choice of task says."""
+        active = state.active_goal
+        if active is not None and active.type == sop_id:
+            return active
+        waiting = next((state.goals[g] for g in state.goal_stack if state.goals[g].type == sop_id), None)
+        if active is not None and _finished(active, self.orch.sops.get(active.type)):
+            _finish(ops, state, resume=False)
+            if state.active_goal is not None and state.active_goal.type == sop_id:
+                return state.active_goal
+        if waiting is not None and waiting.id in state.goal_stack:
+            ops.bring_forward(waiting)
+            return waiting
+        sop = self.orch.sops[sop_id]
+        goal = ops.new_goal(sop_id, sop.priority)
+        goal.step, goal.sop_version = sop.start, sop.version
+        agent = self.orch.agents.get(self.orch.sop_agent.get(sop_id, ""))
+        for text in self.heard if agent is not None else []:  # what the customer said that started this task
+            found = agent.extract_volunteered(goal, sop, text, opening=True)
+            agent.note_unavailable(goal, sop, text, found)
+            goal.slots.update(found)
+        if state.active_goal is None:
+            ops.activate(goal)
+        else:
+            ops.suspend_and_activate(goal)
+        return goal
+
+    # ------------------------------------------------------------------ helpers
+    def _node(self, label: str, state: SessionState) -> tuple[Sop, Node] | None:
+        """The SOP step a chart label names: in the active goal's SOP first, then the selected task's."""
+        order: list[str] = []
+        if state.active_goal is not None:
+            order.append(state.active_goal.type)
+        if self.selected and self.space.sop_of_task(self.selected):
+            order.append(str(self.space.sop_of_task(self.selected)))
+        order += [self.space.sop_of_task(t) or "" for t in self.d.tasks]
+        for sop_id in dict.fromkeys(order):
+            sop = self.orch.sops.get(sop_id)
+            node = sop.nodes.get(label) if sop else None
+            if sop is not None and node is not None and node.kind == "action" and not node.tool:
+                return sop, node
+        return None
+
+    def _query_node(self, api: str, wanted: dict[str, Any], state: SessionState | None) -> tuple[Sop, Node] | None:
+        """The tool node of an API whose fixed params agree with the wizard's constraints (the nearest
+        ahead of the goal's position when several do)."""
+        imp = next((i for i in self.space.imports.values() if i.api == api), None)
+        sop = self.orch.sops.get(imp.sop_id) if imp else None
+        if sop is None or imp is None:
+            return None
+        nodes = [n for n in sop.nodes.values() if n.tool == imp.tool]
+        fitting = [n for n in nodes if all(_same(wanted.get(k), v) for k, v in n.arg_map.items()
+                                           if not v.startswith("context.") and k in wanted)] or nodes
+        goal = _latest_open(state, sop.id) if state else None
+        here = goal.step if goal else None
+        ahead = [n for n in fitting if here and n.id in sop.reachable(here)]
+        return (sop, (ahead or fitting)[0]) if fitting else None
+
+    def _task_of(self, label: str, state: SessionState | None) -> str | None:
+        found = self._node(label, state) if state else None
+        if found is None:
+            return None
+        return next((t for t, imp in self.space.imports.items() if imp.sop_id == found[0].id), None)
+
+    def _state(self) -> SessionState | None:
+        return self.orch.load_state(self.session)
+
+    def _save(self, state: SessionState) -> None:
+        expected = state.version
+        state.version += 1
+        self.orch.store.save(state, expected, Trace(session_id=self.session, turn=state.turn, user="(forced)"))
+
+
+def _move(goal: Goal, nxt: str | None) -> None:
+    goal.step, goal.pending = nxt, None
+    goal.status = GoalStatus.ACTIVE
+    goal.next_question, goal.missing, goal.attempts = "", [], {}
+
+
+def _finished(goal: Goal, sop: Sop | None) -> bool:
+    """A goal past its last question: nothing pending and only decisions, messages or the end ahead."""
+    if goal.pending or sop is None:
+        return False
+    node = sop.node(goal.step)
+    return node is None or node.kind == "end"
+
+
+def _finish(ops: GoalOps, state: SessionState, *, resume: bool = True) -> None:
+    ops.mark_done("completed")
+    if not resume and state.active_goal is not None:  # put the resumed goal back where it was
+        goal = state.active_goal
+        goal.status = GoalStatus.SUSPENDED
+        state.goal_stack.append(goal.id)
+        state.active_goal_id = None
+
+
+def _latest_open(state: SessionState | None, sop_id: str) -> Goal | None:
+    if state is None:
+        return None
+    goals = [g for g in state.goals.values() if g.type == sop_id]
+    open_ = [g for g in goals if g.status != GoalStatus.DONE]
+    return (open_ or goals or [None])[-1]
+
+
+NORM = re.compile(r"[^a-z0-9]+")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Values equal once case, spacing and punctuation are ignored ("7pm" = "7 pm", 30 = "30")."""
+    if a is None or b is None:
+        return a is b
+    return NORM.sub("", str(a).lower()) == NORM.sub("", str(b).lower())
+
+
+class ReplayStore:
+    """An in-memory :class:`~core.store.base.StateStore` for replays (no SQLite round trips).
+
+    It keeps the contract's rules that matter here: ``load`` returns a fresh copy and a save
+    whose expected version is stale raises :class:`StateConflictError`.
+    """
+
+    def __init__(self) -> None:
+        self._states: dict[str, SessionState] = {}
+        self._traces: dict[str, list[dict[str, Any]]] = {}
+
+    def load(self, session_id: str) -> SessionState | None:
+        state = self._states.get(session_id)
+        return state.model_copy(deep=True) if state is not None else None
+
+    def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
+        from core.errors import StateConflictError
+        from core.store.base import check_save_arguments
+
+        check_save_arguments(state, expected_version, trace)
+        stored = self._states.get(state.session_id)
+        found = stored.version if stored is not None else 0
+        if found != expected_version:
+            raise StateConflictError(state.session_id, expected_version, found)
+        self._states[state.session_id] = state.model_copy(deep=True)
+        if trace is not None:
+            self._traces.setdefault(state.session_id, []).append(trace.model_dump(mode="json"))
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        return [{"session_id": s.session_id, "customer_id": s.customer_id, "version": s.version,
+                 "updated_at": s.updated_at.isoformat()} for s in self._states.values()]
+
+    def traces(self, session_id: str) -> list[dict[str, Any]]:
+        return list(self._traces.get(session_id, []))
+
+    def last_trace(self, session_id: str) -> dict[str, Any] | None:
+        found = self._traces.get(session_id)
+        return found[-1] if found else None
+
+    def delete_session(self, session_id: str) -> None:
+        self._states.pop(session_id, None)
+        self._traces.pop(session_id, None)
+
+    def close(self) -> None:
+        self._states.clear()
+        self._traces.clear()
+
