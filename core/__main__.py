@@ -96,6 +96,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.evaluation == "star":
+        return cmd_eval_star(args)
     from core.evaluation.synthetic import format_report, run_synthetic
 
     def progress(done: int, total: int) -> None:
@@ -108,6 +110,43 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         print(format_report(report, failures=args.failures))
     return 1 if report.accuracy < args.min_accuracy else 0
+
+
+def cmd_eval_star(args: argparse.Namespace) -> int:
+    from core.evaluation.star import evaluate_star, format_report
+
+    def progress(done: int, total: int) -> None:
+        print(f"\r{done}/{total} dialogues", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    report = evaluate_star(Path(args.folder), brain=args.brain or "rule", limit=args.limit, dialogues=args.dialogue,
+                           progress=progress if sys.stderr.isatty() else None)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(format_report(report))
+    return 1 if report.weighted_f1 < args.min_weighted_f1 else 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from core.build import load_workspace
+    from core.importers import import_star_task, write_import
+
+    root = Path(args.into)
+    result = import_star_task(Path(args.task), root, api_file=args.api)
+    problems: list = []
+    if not args.dry_run:
+        write_import(result, root)
+        problems = sorted(load_workspace(root).problems, key=lambda p: (p.file, p.line))
+    if args.json:
+        print(json.dumps({**result.to_dict(), "written": not args.dry_run,
+                          "problems": [p.as_dict() for p in problems]}, ensure_ascii=False, indent=2))
+    else:
+        verb = "would write" if args.dry_run else "wrote"
+        print(f"{result.task} -> SOP {result.sop_id} (agent {result.agent}, tool {result.tool}); {verb}:")
+        print("\n".join(f"  {root / rel}" for rel in sorted(result.files)))
+        print("\n".join(f"note: {n}" for n in result.notes))
+        print("\n".join(str(p) for p in problems))
+    return 1 if errors(problems) else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -158,13 +197,32 @@ def main(argv: list[str] | None = None) -> int:
     synthetic.add_argument("--min-accuracy", type=float, default=0.0,
                            help="exit with code 1 when the state-decision accuracy is below this (0-1)")
     synthetic.add_argument("--failures", type=int, default=10, help="how many failed sessions to print (default 10)")
+    star = kinds.add_parser("star", help="replay STAR's human conversations, next-action accuracy and weighted F1")
+    star.add_argument("folder", help="a STAR folder (tasks/, apis/, dialogues/)")
+    star.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    star.add_argument("--brain", default=None, choices=["rule", "llm", "hybrid"])
+    star.add_argument("--limit", type=_positive, default=None, help="replay only the first N dialogues")
+    star.add_argument("--dialogue", action="append", default=None, help="replay only this dialogue id (repeatable)")
+    star.add_argument("--min-weighted-f1", type=float, default=0.0,
+                      help="exit with code 1 when the overall weighted F1 is below this (0-1)")
+    star.set_defaults(workspace=None)
+    importer = sub.add_parser("import", help="import flows drawn elsewhere into a workspace")
+    formats = importer.add_subparsers(dest="format", required=True)
+    star_import = formats.add_parser("star", help="a STAR task folder (flowchart JSON + API schema)")
+    star_import.add_argument("task", help="the task folder (holding <task>.json)")
+    star_import.add_argument("--into", "--workspace", dest="into", required=True, help="the workspace to write into")
+    star_import.add_argument("--api", default=None, help="the API schema (default: found next to the task)")
+    star_import.add_argument("--dry-run", action="store_true", help="list the files without writing them")
+    star_import.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    star_import.set_defaults(workspace=None)
     bench = add("bench", "measure handle_message latency")
     bench.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     args.workspace_given = args.workspace is not None
     if args.workspace is None:
         args.workspace = os.getcwd()
-    handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "eval": cmd_eval, "bench": cmd_bench}
+    handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "eval": cmd_eval, "bench": cmd_bench,
+                "import": cmd_import}
     try:
         return handlers[args.command](args)
     except SopError as exc:

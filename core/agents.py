@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from core import render
@@ -13,7 +15,7 @@ from core.brains.base import Brain, proposed_values
 from core.memory.base import PreferenceSummary
 from core.memory.defaults import accepted_value, decline_offers, offer_question, remembered_range
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
-from core.slots import SlotType, extract, labelled_value, person_name, validate
+from core.slots import SlotType, cut_at_labels, extract, labelled_text, labelled_value, person_name, validate
 from core.sop.expr import evaluate, lookup, parse, paths
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
@@ -65,6 +67,7 @@ class AgentEnv:
     currency: str
     max_steps: int
     tool_params: dict[str, set[str]]
+    today: Callable[[], date] = date.today  # "tomorrow" is a weekday relative to this
 
 
 class SpecialistAgent:
@@ -73,6 +76,7 @@ class SpecialistAgent:
     def __init__(self, decl: AgentDecl, env: AgentEnv) -> None:
         self.decl = decl
         self.env = env
+        self._label_cache: dict[str, dict[str, set[str]]] = {}
 
     @property
     def name(self) -> str:
@@ -93,7 +97,11 @@ class SpecialistAgent:
             st = types.get(p.name)
             if st is None or (typed_only and st.kind == "text"):
                 continue
-            val = extract(st, text, asked=True, candidates=goal.slots.get("candidates"))
+            val = extract(st, self._dated(st, text), asked=True, candidates=goal.slots.get("candidates"))
+            if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
+                labels = self._labels(sop)
+                others = {w for name, ws in labels.items() if name != p.name for w in ws}
+                val = labelled_text(text, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
@@ -140,6 +148,21 @@ class SpecialistAgent:
             if st.kind == "text" and st.describes and name in goal.slots and name not in values:
                 goal.slots[name] = f"{goal.slots[name]}; {rest.strip(' ,.;')}"
 
+    def _labels(self, sop: Sop) -> dict[str, set[str]]:
+        """Per slot of an ask, the words only that question uses ("maiden", "pet"): how a customer names
+        the answer they give ("my mother's maiden name is Wong")."""
+        if sop.id not in self._label_cache:
+            asks = [n for n in sop.nodes.values() if n.asks and n.fills]
+            topics = {n.id: _topic_words(n) for n in asks}
+            counts = Counter(w for ws in topics.values() for w in ws)
+            self._label_cache[sop.id] = {p.name: {w for w in topics[n.id] if counts[w] == 1}
+                                         for n in asks for p in n.fills}
+        return self._label_cache[sop.id]
+
+    def _dated(self, st: SlotType, text: str) -> str:
+        """For a slot of listed options (weekdays among them), "tomorrow" also as the weekday it is."""
+        return T.name_days(text, self.env.today()) if st.kind == "option" else text
+
     def _fill_ahead(self, goal: Goal, sop: Sop, node: Node, text: str, values: dict[str, Any]) -> None:
         """What an answer gives beyond the question fills the next questions when it fits their type
         ("85731890, 3100" to the account number: the PIN asked next is 3100)."""
@@ -154,7 +177,7 @@ class SpecialistAgent:
                 st = types.get(p.name)
                 if st is None or st.kind not in AHEAD_KINDS or not _unknown(goal, p.name):
                     continue
-                val = extract(st, rest, asked=True)
+                val = extract(st, self._dated(st, rest), asked=True)
                 if validate(st, val):
                     goal.slots[p.name] = val
                     rest = rest.replace(str(val), " ", 1)
@@ -205,10 +228,20 @@ class SpecialistAgent:
     def _pass_unanswered(goal: Goal, node: Node, observation: str, turn: int) -> None:
         for p in node.fills:
             goal.slots.pop(p.name, None)
+            if p.name not in goal.unavailable:
+                goal.unavailable.append(p.name)
         goal.memory.append(MemoryEntry(action=node.label, observation=observation, feedback="fail", turn=turn))
         goal.attempts.pop(node.id, None)
         goal.pending, goal.step = None, node.next
         goal.status = GoalStatus.ACTIVE
+
+    def _only_missing_number(self, goal: Goal, sop: Sop, name: str) -> bool:
+        """Whether ``name`` is the one number-like slot the customer said they could not give (and still
+        has no value): a bare number later ("maybe try 9503") is then most likely it."""
+        types = self.types(sop)
+        numeric = [n for n in goal.unavailable if _unknown(goal, n) and n in types
+                   and types[n].kind in ("number", "digits", "phone")]
+        return numeric == [name]
 
     def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
         """Slot values a message gives without being asked (budget up front, a brand, a category)."""
@@ -217,20 +250,23 @@ class SpecialistAgent:
         for name, st in self.types(sop).items():
             if name in SESSION_SLOTS:
                 continue
-            if st.kind == "text":  # an opening describes the problem; a name only when the customer says so
+            if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
                 said = text.strip() if opening and st.describes and name not in goal.slots else \
-                    person_name(text, asked=False) if st.person else None
+                    person_name(text, asked=False) if st.person else None  # or "my pet was Molly"
+                said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 if said:
                     found[name] = said
                 continue
-            if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my PIN is 0314"
-                val = labelled_value(st, name, text)
+            if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my PIN is 0314",
+                val = labelled_value(st, name, text)  # or the one number the customer could not give before
+                if not validate(st, val) and self._only_missing_number(goal, sop, name) and _lone_number(text):
+                    val = extract(st, str(_lone_number(text)), asked=True)
                 if validate(st, val):
                     found[name] = val
                 continue
             if st.kind not in ("money", "category", "brand", "model", "email", "id", "option"):
                 continue
-            val = extract(st, text, asked=False)
+            val = extract(st, self._dated(st, text), asked=False)
             if not validate(st, val) and corrected != text:
                 val = extract(st, corrected, asked=False)
             if validate(st, val):
@@ -582,6 +618,13 @@ GO_BACK_WORDS = frozenset(T.words("go back change changed wrong previous last qu
                                    "re-enter reenter retype re-type correct fix edit mistake made gave give given "
                                    "entered typed start over beginning wait sorry oops actually ask user provide "
                                    "send said part earlier before"))
+
+
+def _lone_number(text: str) -> str | None:
+    """The number a message gives on its own ("maybe try 9503", "either 3100 or 5380": the first of
+    alternatives of one length), not one inside a date or an id."""
+    found = re.findall(r"(?<![\w/.:-])\d+(?![\w/:-]|\.\d)", text)
+    return found[0] if found and len({len(f) for f in found}) == 1 else None
 
 
 AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money"})

@@ -24,7 +24,7 @@ from core.memory.base import (
 )
 from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
-from core.slots import Vocabulary, find_vocab, resolve_reference
+from core.slots import Vocabulary, find_option, find_vocab, resolve_reference
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
@@ -34,8 +34,9 @@ MAX_CONFLICT_RETRIES = 3
 HISTORY_LIMIT = 40
 INTENT_MARGIN = 0.05
 STRONG_INTENT = 0.75
-LOW_INTENT = 0.35  # under the threshold, an SOP still starts when it is this close and clearly ahead of the rest
-CLEAR_MARGIN = 0.15
+LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
+CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
+NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
 OFFERED_MORE = re.compile(r"\banything else\b", re.I)
 KB_TOOL = "knowledge_base.search"
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
@@ -230,7 +231,7 @@ class Orchestrator:
         an attempt at an answer, even a wrong one, not a new request."""
         sop = self.sops.get(goal.type)
         node = sop.node(goal.pending) if sop else None
-        said = set(T.words(text))
+        said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
         return node is not None and any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills)
 
     def _answers_pending(self, goal: Goal | None, text: str) -> bool:
@@ -254,6 +255,9 @@ class Orchestrator:
         if p.cancel and active is not None:
             self._cancel(t, active)
             return
+        if active is not None and T.is_farewell(p.text) and not self._answers_pending(active, p.text):
+            self._leave(t)
+            return
         target = self._new_intent(t, active)
         if target is not None:
             self._start_or_resume(t, target, active)
@@ -264,6 +268,8 @@ class Orchestrator:
         self._no_goal(t)
 
     def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
+        if t.perception.thanks or T.is_farewell(t.perception.text):  # "thanks for the weather report!"
+            return None
         best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
         if best is None:
             return None
@@ -275,28 +281,50 @@ class Orchestrator:
         if best[1] < t.perception.score(active.type) + INTENT_MARGIN:
             return None
         text = t.perception.text
-        if active.pending and best[1] < STRONG_INTENT and (self._answers_pending(active, text)
-                                                            or self._about_pending(active, text)):
+        if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
+                self._answers_pending(active, text) or self._about_pending(active, text)):
             return None
         return sop
 
-    def _clear_winner(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
-        """An SOP a message plainly points to though it scores under the threshold ("someone took $500
-        from my account" for a fraud report): at least LOW_INTENT and CLEAR_MARGIN above every other SOP,
-        the active goal's included. Small talk and answers to the pending question never count."""
+    def _moves_on(self, t: Turn, goal: Goal) -> bool:
+        """Whether a message asks for something new rather than reacting to what was just said: a
+        question, a request, or words that point to another SOP."""
         p = t.perception
-        if not p.intents or p.greeting or p.thanks or T.is_farewell(p.text) or len(T.tokens(p.text)) < 2 \
-                or (active is None and self._just_finished(t)):  # a reaction to a result, not a new request
+        other = p.intents[0][0] != goal.type and p.intents[0][1] >= LOW_INTENT if p.intents else False
+        return p.question or bool(T.REQUEST.search(p.text)) or other or bool(self._named_sops(p.text) - {goal.type})
+
+    def _clear_winner(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
+        """With no goal active, an SOP a message plainly points to though it scores under the threshold
+        ("someone took $500 from my account" for a fraud report): at least LOW_INTENT and CLEAR_MARGIN
+        above every other SOP (a value only that SOP lists, "a table at Lucca", counts as well). Small
+        talk and reactions to a result just given never count. While a goal is active the threshold
+        stands: there a near miss is likelier a doubt or an aside than a new request."""
+        p = t.perception
+        if active is not None or not p.intents or p.greeting or p.thanks or T.is_farewell(p.text) \
+                or len(T.tokens(p.text)) < 2:
             return None
         sop_id, score = p.intents[0]
+        named = self._named_sops(p.text) == {sop_id}
+        if not (p.question or named or T.REQUEST.search(p.text)) and self._just_finished(t):
+            return None  # "Well that sounds nice": a reaction to the result, not a new request
         runner_up = max((s for _, s in p.intents[1:]), default=0.0)
-        if score < LOW_INTENT or score - runner_up < CLEAR_MARGIN:
-            return None
-        if active is not None and (sop_id == active.type or (active.pending and (
-                self._answers_pending(active, p.text) or self._about_pending(active, p.text)))):
+        floor = LOW_INTENT
+        if named:
+            runner_up, floor = min(runner_up, score - CLEAR_MARGIN), NAMED_INTENT
+        if score < floor or score - runner_up < CLEAR_MARGIN:
             return None
         t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly above the rest")
         return sop_id, score
+
+    def _named_sops(self, text: str) -> set[str]:
+        """SOPs one of whose questions lists a value the message names ("a table at Lucca")."""
+        out = set()
+        for sop in self.sops.values():
+            agent = self.agents.get(self.sop_agent.get(sop.id, ""))
+            types = agent.types(sop) if agent is not None else {}
+            if any(st.kind == "option" and find_option(text, st.vocab) for st in types.values()):
+                out.add(sop.id)
+        return out
 
     def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None) -> None:
         waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
@@ -314,7 +342,7 @@ class Orchestrator:
         goal.step = sop.start
         if t.state.customer_id:
             goal.slots.update({k: t.state.customer_id for k in SESSION_SLOTS & set(sop.slot_names())})
-        told = self._already_told(t, sop)
+        told = self.already_told(t.state, sop)
         if told:
             goal.slots.update(told)
             t.trace.decisions.append(f"already told in this session: {', '.join(sorted(told))}")
@@ -325,6 +353,10 @@ class Orchestrator:
         elif goal.priority > active.priority:
             t.ops.suspend_and_activate(goal)
             t.trace.decisions.append(f"{sop.id} outranks {active.type}: suspend {active.type}")
+        elif T.wants_it_now(t.perception.text) or not active.pending:
+            t.ops.suspend_and_activate(goal)
+            why = "wants it first" if active.pending else f"{active.type} waits for no answer"
+            t.trace.decisions.append(f"{sop.id} now ({why}): suspend {active.type}")
         else:
             t.ops.defer(goal)
             t.messages.append(f"Sure, I'll help with {sop.title.lower()} right after this.")
@@ -333,7 +365,7 @@ class Orchestrator:
             return
         self._run_active(t)
 
-    def _already_told(self, t: Turn, sop: Sop) -> dict[str, Any]:
+    def already_told(self, state: SessionState, sop: Sop) -> dict[str, Any]:
         """What the customer already said in this session that a new goal of ``sop`` asks for: their
         answers to this SOP's questions last time ("and what about Detroit?" keeps the day), yes/no
         confirmations and picks excepted, and their own name from any goal."""
@@ -345,7 +377,7 @@ class Orchestrator:
         keep = {k for k in asked if k in types and types[k].kind not in ("boolean", "choice")}
         names = [k for k in asked if k in types and types[k].person]
         out: dict[str, Any] = {}
-        for old in sorted(t.state.goals.values(), key=lambda g: g.updated_at):  # the latest answer wins
+        for old in sorted(state.goals.values(), key=lambda g: g.updated_at):  # the latest answer wins
             old_sop, old_agent = self.sops.get(old.type), self._agent(old)
             if old_sop is None or old_agent is None:
                 continue
@@ -377,6 +409,11 @@ class Orchestrator:
         if agent is None:
             return
         p = t.perception
+        if not goal.pending and self._moves_on(t, goal) and _only_offers_left(agent, goal, sop):
+            t.trace.decisions.append(f"{goal.type} done: the customer asks for more before it could offer it")
+            t.ops.mark_done("completed")
+            self._route(t)
+            return
         if goal.pending and p.go_back and (self._asks_choice(goal, sop, agent)
                                            or not self._answers_pending(goal, p.text)):
             target = agent.go_back(goal, sop, p.text, t.state.turn)
@@ -391,7 +428,8 @@ class Orchestrator:
             self._run_active(t)
             return
         if goal.pending and p.question and not self._answers_pending(goal, p.text) \
-                and not (self._asks_choice(goal, sop, agent) and _choice_words(p.text)):
+                and not (self._asks_choice(goal, sop, agent) and _choice_words(p.text)) \
+                and not self._gives_values(goal, sop, agent, p.text):
             self._doubt(t, goal, sop)
             return
         changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
@@ -413,6 +451,14 @@ class Orchestrator:
             self._invalid(t, goal, sop)
             return
         self._run_active(t)
+
+    @staticmethod
+    def _gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, text: str) -> bool:
+        """Whether a question carries new values for the goal ("why don't you try PIN 3941?"): then it
+        is information to use, not a doubt to answer from the knowledge base."""
+        types = agent.types(sop)
+        found = agent.extract_volunteered(goal, sop, text, opening=False)
+        return any(goal.slots.get(k) != v for k, v in found.items() if k in types and types[k].kind != "text")
 
     @staticmethod
     def _asks_choice(goal: Goal, sop: Sop, agent: SpecialistAgent) -> bool:
@@ -449,6 +495,14 @@ class Orchestrator:
         resumed = t.ops.mark_done("cancelled")
         if resumed is not None:
             self._resume(t, resumed)
+
+    def _leave(self, t: Turn) -> None:
+        """The customer says goodbye with a request still open: close it and say goodbye."""
+        while t.state.active_goal is not None:
+            t.trace.decisions.append(f"customer left: {t.state.active_goal.type} closed")
+            t.ops.mark_done("left")
+        t.trace.act = "goodbye"
+        t.messages.append("Thank you, goodbye!")
 
     def _resume(self, t: Turn, goal: Goal) -> None:
         if not self._announce_resume(t, goal):
@@ -545,9 +599,12 @@ class Orchestrator:
             t.messages.append("Thank you, goodbye!")
         elif self._reopen(t):
             return
-        elif p.greeting:
+        elif p.greeting or T.GREETING.match(p.text):  # "Hello, I need some help!": no request yet
             t.trace.act = "greeting"
             t.messages.append(f"Hello! {self._capabilities()}")
+        elif p.thanks and self._just_finished(t):  # the request is done and its SOP offered nothing more
+            t.trace.act = "goodbye"
+            t.messages.append("You're welcome! Have a great day.")
         elif p.thanks:
             t.trace.act = "thanks"
             t.messages.append("You're welcome! Anything else I can help with?")
@@ -580,10 +637,15 @@ class Orchestrator:
         last = max(done, key=lambda g: g.updated_at, default=None)
         sop = self.sops.get(last.type) if last is not None else None
         agent = self._agent(last) if last is not None else None
-        if last is None or sop is None or agent is None or t.perception.greeting or t.perception.thanks:
+        p = t.perception
+        if last is None or sop is None or agent is None or p.greeting or p.thanks:
             return False
-        said = agent.extract_volunteered(last, sop, t.perception.text, opening=False)
-        changed = sorted(k for k, v in said.items() if last.slots.get(k) not in (None, "", v))
+        said = agent.extract_volunteered(last, sop, p.text, opening=False)
+        if not (p.question or T.REQUEST.search(p.text) or _explained_by(p.text, said)):
+            return False  # "well at least it's better in LA tomorrow": a comment, not a new request
+        types = agent.types(sop)
+        changed = sorted(k for k, v in said.items() if last.slots.get(k) != v and (
+            last.slots.get(k) not in (None, "") or (k in types and types[k].kind not in ("text", "boolean"))))
         if not changed:
             return False
         goal = t.ops.new_goal(sop.id, sop.priority)
@@ -757,6 +819,13 @@ def _part_of(value: Any, answer: list[Any]) -> bool:
 
 HEDGES = frozenset(T.words("think either maybe probably actually guess believe sure remember now oh hmm wait sorry "
                            "just try or and it was with also here"))
+
+
+def _only_offers_left(agent: SpecialistAgent, goal: Goal, sop: Sop) -> bool:
+    """Whether all a goal still has to do is offer more help ("Is there anything else?")."""
+    resp = agent.run(AgentRunRequest(goal.model_copy(deep=True), sop, PreferenceSummary()))
+    return resp.done and not resp.tool_requests and bool(resp.messages) and all(
+        OFFERED_MORE.search(m) for m in resp.messages)
 
 
 def _free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:

@@ -176,6 +176,8 @@ def _clean_num(v: float) -> float | int:
 
 def _number(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     amts = T.amounts(msg)
+    if asked and not amts:
+        return T.word_number(msg)  # "just two", "twenty one people"
     return _clean_num(amts[0].value) if asked and amts else None
 
 
@@ -359,7 +361,7 @@ def validate(st: SlotType, value: Any) -> bool:
 
 # ---------------------------------------------------------------- listed options, names, labelled values
 
-OPTIONS = re.compile(r"\bone of:?\s+(?!(?:the|your|our|these|those|my|its|their)\b)(.+?)\s*[.)]?$", re.I | re.S)
+OPTIONS = re.compile(r"\bone of:?\s+(?!(?-i:the|your|our|these|those|my|its|their)\b)(.+?)\s*[.)]?$", re.I | re.S)
 DESCRIBES = re.compile(r"\b(describ\w*|description|details?|detailed|report|problem|issue|symptoms?|reason|complaint|"
                        r"what happened|explain\w*|own words)\b", re.I)
 RANGE = re.compile(r"\bfrom\s+(-?\d+(?:\.\d+)?)\s+to\s+(-?\d+(?:\.\d+)?)\b")
@@ -369,6 +371,7 @@ NAME_LEAD = re.compile(r"^(?:(?:yes|yeah|yep|sure|of course|ok|okay|hi|hello|hey
                        r"i am|i'?m|im|call me)\s+", re.I)
 NAME_SAID = re.compile(r"\b(?i:my (?:full )?name is|my name'?s|this is|i am|i'?m|call me)\s+"
                        r"([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})")
+PRONOUNS = frozenset({"he", "she", "her", "his", "him", "they", "them", "their", "i", "me", "we", "us"})
 GENERIC_NAME_WORDS = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "the", "of"})
 
 
@@ -459,24 +462,49 @@ def person_name(message: str, *, asked: bool) -> str | None:
 
 
 def labelled_value(st: SlotType, name: str, message: str) -> Any:
-    """A value the customer gives unasked but labelled by the slot's name or unit: "my PIN is 0314",
-    "account 153531981", "a party of 12", "for 12 people". Only kinds a bare number would be
-    ambiguous for (numbers, digits, phones)."""
+    """A value the customer gives unasked but labelled by what it counts or by the slot's name: "for 12
+    people", "a party of twenty one people", "my PIN is 0314", "account 153531981". Only kinds a bare
+    number would be ambiguous for (numbers, digits, phones)."""
     if st.kind not in ("number", "digits", "phone"):
         return None
+    for form in sorted(T.plural_forms(st.unit), key=len, reverse=True) if st.unit else []:
+        m = re.search(rf"(?<![\w.])(\d+|{T.NUMBER_WORDS.pattern})\s+{re.escape(form)}\b", message, re.I)
+        if m:
+            val = extract(st, m.group(1), asked=True)
+            if validate(st, val):
+                return val
     words = [w for w in T.words(name.replace("_", " ")) if w not in GENERIC_NAME_WORDS and len(w) > 1 and w.isalpha()]
     for w in words:
-        for m in re.finditer(rf"\b{re.escape(w)}s?\b(?:\s+(?:number|no\.?|#|is|was|of|would be|will be|are|should be|either|maybe|probably))*"
-                             r"\s*[:#]?\s*(\S+)", message, re.I):
+        for m in re.finditer(rf"\b{re.escape(w)}s?\b(?:\s+(?:number|no\.?|#|is|was|of|would be|will be|are|should be|"
+                             r"could be|might be|either|maybe|probably))*\s*[:#]?\s*(\S+)", message, re.I):
             val = extract(st, m.group(1).strip(".,;!?"), asked=True)
             if validate(st, val):
                 return val
-    if st.unit:
-        for form in T.plural_forms(st.unit):
-            m = re.search(rf"(?<![\w.])(\d+)\s+{re.escape(form)}\b", message, re.I)
-            if m:
-                val = extract(st, m.group(1), asked=True)
-                if validate(st, val):
-                    return val
     return None
+
+
+LABEL_VALUE = r"\s*(?:is|was|are|were|:|=|-)\s*([^,;.!?]+?)(?=\s*(?:[,;.!?]|\band\b|\bbut\b|$))"
+
+
+def labelled_text(message: str, label_words: set[str]) -> str | None:
+    """A free-text answer the customer gives by naming its question ("my mother's maiden name is Wong",
+    "my childhood pet was Molly", "DOB: 12/12/2001"): the words after one of ``label_words`` and
+    "is"/"was"/":", up to the next punctuation or "and"."""
+    for word in sorted(label_words, key=len, reverse=True):
+        label = rf"\b{re.escape(word)}\w*(?:'s)?\b"
+        m = re.search(label + r"(?:\s+[a-z']+){0,2}?" + LABEL_VALUE, message, re.I) or \
+            re.search(label + r"\s*(\d[\d/.\-]*\d)", message, re.I)  # "DOB 20/02/1980"
+        if m and 0 < len(T.words(m.group(1))) <= 5 and not T.is_unable(m.group(1)):
+            return m.group(1).strip(" '\"")
+    return None
+
+
+def cut_at_labels(answer: str, label_words: set[str]) -> str:
+    """A free-text answer without the part that answers another question by name: "Cooper and my
+    pet's name is Buddy" to the maiden-name question is "Cooper"."""
+    hits = [m.start() for w in label_words for m in [re.search(rf"\b{re.escape(w)}\w*\b", answer, re.I)] if m]
+    if not hits or min(hits) == 0:
+        return answer
+    head = re.sub(r"(?:[\s,;.]|\b(?:and|but|also|my|the|is|was)\b)*$", "", answer[: min(hits)], flags=re.I)
+    return head.strip() if [w for w in T.tokens(head) if w not in PRONOUNS] else ""
 

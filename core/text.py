@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
 STOPWORDS = frozenset("""
 a an the i me my mine we our you your it its it's is are was were be been am do does did have has had
@@ -171,7 +172,8 @@ LEAD_FILLER = re.compile(r"^(?:(?:well|um+|uh+|hmm+|oh|ah|so|actually|honestly|h
                          r"[\s,.!]+(?=\S))+", re.I)
 CANCEL = re.compile(r"\b(never ?mind|nevermind|forget (it|about it|that)|cancel( (it|that|this))?|stop (it|this)|"
                     r"drop it|not interested|no longer need|don't need (it|that) anymore|scratch that)\b", re.I)
-GREETING = re.compile(r"^(hi|hello|hey|good (morning|afternoon|evening)|howdy|greetings|yo|sawasdee|สวัสดี)\b", re.I)
+GREETING = re.compile(r"^(hi+|hello+|hel+o|hey+|hiya|hullo|hallo|good (morning|afternoon|evening)|howdy|greetings|yo|"
+                      r"sawasdee|สวัสดี)\b", re.I)
 THANKS = re.compile(r"^(thanks|thank you|thx|ty|cheers|great,? thanks|perfect|awesome|cool)\b", re.I)
 CORRECTION = re.compile(r"\b(actually|instead|rather|change (it|that|my)|make it|i meant|sorry,? i meant|no,? it's|"
                         r"correction|switch to|update (it|my))\b", re.I)
@@ -217,8 +219,13 @@ def is_go_back(text: str) -> bool:
 
 
 def is_cancel(text: str) -> bool:
-    """Whether the customer abandons the current request."""
-    return bool(CANCEL.search(text))
+    """Whether the customer abandons the current request ("never mind", "cancel that"); not a story
+    about cancelling ("before I could cancel it")."""
+    return any(not NARRATED.search(text[: m.start()]) for m in CANCEL.finditer(text))
+
+
+NARRATED = re.compile(r"\b(could|couldn'?t|would|wouldn'?t|did|didn'?t|was|were|had|tried to|trying to|before i|"
+                      r"after i|when i)\s+$", re.I)
 
 
 def is_greeting(text: str) -> bool:
@@ -232,7 +239,7 @@ def is_thanks(text: str) -> bool:
     t = text.strip()
     if THANKS.match(t) and len(words(t)) <= 5:
         return True
-    return bool(THANKS_ANYWHERE.search(t)) and len(words(t)) <= 15 and not is_question(t)
+    return bool(THANKS_ANYWHERE.search(t)) and len(words(t)) <= 15 and not is_question(t) and not REQUEST.search(t)
 
 
 def similar(a: str, b: str) -> float:
@@ -295,12 +302,16 @@ def correct_typos(text: str, lexicon: set[str]) -> str:
 
 # ---------------------------------------------------------------- closing, inability, times
 
+REQUEST = re.compile(r"\b((i|we)('d|'ll| would| will)?(\s+(also|really|just|still|now|actually))?\s+(want|like|love|need)|"
+                     r"(can|could|would|will) (you|i|we)|please|help me|let'?s|let me|how about)\b", re.I)
 THANKS_ANYWHERE = re.compile(r"\b(thanks|thank you|thank u|thx|much appreciated|appreciate it)\b", re.I)
 FAREWELL = re.compile(r"\b(good ?bye|bye( bye)?|see you|see ya|farewell|take care|have a (good|nice|great|lovely|wonderful) "
-                      r"(day|one|night|evening|weekend)|that'?s (all|it)( for (now|today))?|that is all|nothing else|"
+                      r"(day|one|night|evening|weekend)|that'?s (all|it|everything)( for (now|today))?|that is (all|it|everything)|"
+                      r"(that|this) (should|will|would) be (all|it|everything)|that'?ll be (all|it)|nothing else|"
                       r"i'?m (all )?(done|set|good|fine)( now)?|all set|no more questions)\b", re.I)
 DECLINE_MORE = re.compile(r"^(no|nope|nah|not really|no thanks?|no thank you|no,? that'?s (all|it))\b", re.I)
-UNABLE = re.compile(r"\b((don'?t|do not|doesn'?t|didn'?t|can'?t|cannot|couldn'?t|could not|no longer) (know|remember|recall|"
+UNABLE = re.compile(r"\b((don'?t|do not|doesn'?t|didn'?t|can'?t|cannot|can not|couldn'?t|could not|no longer)"
+                    r"(\s+(seem to|really|quite|even|actually|exactly|currently))?\s+(know|remember|recall|"
                     r"have|find|recollect|see|access)|forgot|forget|forgotten|lost|misplaced|no idea|no clue|not sure|"
                     r"unsure|don'?t have (it|that|them|one)|haven'?t got|without (it|my))\b", re.I)
 CLOCK = re.compile(r"\b(\d{1,2})(?:[:.]00)?\s*([ap])\.?\s*m\b\.?", re.I)
@@ -309,7 +320,7 @@ CLOCK = re.compile(r"\b(\d{1,2})(?:[:.]00)?\s*([ap])\.?\s*m\b\.?", re.I)
 def is_farewell(text: str) -> bool:
     """The customer closes the conversation ("No thanks, goodbye!", "that's all", "I'm good")."""
     t = text.strip()
-    return bool(FAREWELL.search(t)) and not is_question(t) and len(words(t)) <= 20
+    return bool(FAREWELL.search(t)) and not t.endswith("?") and len(words(t)) <= 20
 
 
 def declines_more(text: str) -> bool:
@@ -326,4 +337,50 @@ def is_unable(text: str) -> bool:
 def normalise_clock(text: str) -> str:
     """Clock times in one spelling: "7pm", "7:00 p.m." and "7 PM" all become "7 pm"."""
     return CLOCK.sub(lambda m: f"{int(m.group(1))} {m.group(2).lower()}m", text)
+
+
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+RELATIVE_DAY = re.compile(r"\b(?:(the )?day after (tomorrow|tmrw)|tomorrow|tomorow|tmrw|tommorow|tommorrow|today|"
+                          r"tonight|this (morning|afternoon|evening))(?:'?s)?\b", re.I)
+
+
+def name_days(text: str, today: date) -> str:
+    """Relative days also as weekday names: "tomorrow" on a Friday reads "tomorrow (Saturday)"."""
+
+    def day(m: re.Match[str]) -> str:
+        said = m.group(0).lower()
+        ahead = 2 if "after" in said else 1 if said.startswith("tom") or said.startswith("tmrw") else 0
+        return f"{m.group(0)} ({WEEKDAYS[(today.weekday() + ahead) % 7]})"
+
+    if any(re.search(rf"\b{d}\b", text, re.I) for d in WEEKDAYS):
+        return text  # the customer named the day themselves
+    return RELATIVE_DAY.sub(day, text)
+
+
+UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                    "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+NUMBER_WORDS = re.compile(r"\b(?:(" + "|".join(TENS) + r")(?:[\s-]+(" + "|".join(w for w in UNITS if UNITS[w] < 10)
+                          + r"))?|(" + "|".join(UNITS) + r"|a dozen|dozen))\b", re.I)
+
+
+def word_number(text: str) -> int | None:
+    """The first number written in words ("twenty one people" -> 21, "just two" -> 2), or None."""
+    m = NUMBER_WORDS.search(text)
+    if not m:
+        return None
+    if m.group(1):
+        return TENS[m.group(1).lower()] + (UNITS[m.group(2).lower()] if m.group(2) else 0)
+    word = m.group(3).lower()
+    return 12 if "dozen" in word else UNITS[word]
+
+
+NOW = re.compile(r"\b(first|before (that|this|we|you|i|doing|going|booking|the)|right now|right away|immediately|"
+                 r"straight away|asap|actually|instead|change of plans?|on second thought)\b", re.I)
+
+
+def wants_it_now(text: str) -> bool:
+    """The customer wants a new request handled before the current one ("can you check my balance first?",
+    "actually, let's check the weather"): a change of mind, not a request for later."""
+    return bool(NOW.search(text))
 

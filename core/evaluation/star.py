@@ -76,9 +76,12 @@ class StarReport:
                 "queries": _query_scores(results)}
 
     def active_task(self) -> dict[str, Any]:
-        picks = [ok for r in self.results if r.dialogue.multi_task for ok in r.task_picks]
-        return {"selections": len(picks), "identified": sum(picks),
-                "accuracy": round(sum(picks) / len(picks), 4) if picks else None}
+        """How often, when the wizard selected a task, the engine was on that task too."""
+        picks = [p for r in self.results if r.dialogue.multi_task for p in r.task_picks]
+        misses = Counter((p.selected, p.engine or "(none)") for p in picks if not p.identified)
+        return {"selections": len(picks), "identified": sum(p.identified for p in picks),
+                "accuracy": round(sum(p.identified for p in picks) / len(picks), 4) if picks else None,
+                "misses": [{"selected": s, "engine": e, "count": n} for (s, e), n in misses.most_common(10)]}
 
     def confusions(self, which: str = "all", top: int = 15) -> list[dict[str, Any]]:
         pairs = Counter((t.gold, t.predicted) for _, t in self._turns(which) if t.gold != t.predicted)

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from typing import Any
 
 from core.agents import AgentRunRequest
+from core.text import WEEKDAYS
 from core.evaluation.metrics import accuracy
 from core.goals import GoalOps
 from core.importers.star import ImportResult
@@ -43,6 +45,7 @@ ACT_LABELS = {"greeting": GREETING, "thanks": CLOSING, "offer_more": CLOSING, "g
               "capabilities": OUT_OF_SCOPE, "kb_answer": OUT_OF_SCOPE, "cancelled": CLOSING}
 EXTERNAL_KNOWLEDGE = "seek external knowledge"
 SCORED = {("Wizard", "pick_suggestion"), ("Wizard", "query")}
+REFERENCE_MONDAY = date(2020, 6, 1)
 
 
 @dataclass
@@ -85,13 +88,26 @@ class QueryScore:
 
 
 @dataclass
+class TaskPick:
+    """A task the wizard selected in a multi-task dialogue, and the one the engine was on then."""
+
+    selected: str
+    engine: str | None
+    user: str = ""
+
+    @property
+    def identified(self) -> bool:
+        return self.selected == self.engine
+
+
+@dataclass
 class DialogueResult:
     """What replaying one dialogue gave."""
 
     dialogue: Dialogue
     turns: list[Scored] = field(default_factory=list)
     queries: list[QueryScore] = field(default_factory=list)
-    task_picks: list[bool] = field(default_factory=list)
+    task_picks: list[TaskPick] = field(default_factory=list)
     error: str = ""
 
     @property
@@ -114,10 +130,27 @@ class Replay:
         self.picked: str | None = None  # a task the wizard selected since the engine last ran
         self.tools = space.tool_nodes()
         self.heard: list[str] = []  # the customer's messages the engine last took in
+        self.just_closed = ""  # the goal the engine's last turns completed, if any
+        self.last_user = ""
+        self.turn_ops: list[dict[str, Any]] = []
         self.just_finished = False  # the wizard's last step ended a flow (the engine would have closed it)
 
     # ------------------------------------------------------------------ events
     def run(self) -> DialogueResult:
+        """Replay every event in order; the result holds each scored step."""
+        envs = {id(a.env): a.env for a in self.orch.agents.values()}
+        clocks = {k: env.today for k, env in envs.items()}
+        if self.d.today in WEEKDAYS:  # the wizard's calendar: "today" for the engine too
+            day = REFERENCE_MONDAY + timedelta(days=WEEKDAYS.index(self.d.today))
+            for env in envs.values():
+                env.today = lambda day=day: day
+        try:
+            return self._events()
+        finally:
+            for k, env in envs.items():
+                env.today = clocks[k]
+
+    def _events(self) -> DialogueResult:
         events = self.d.events
         for i, e in enumerate(events):
             kind = (e.get("Agent"), e.get("Action"))
@@ -140,8 +173,9 @@ class Replay:
             predicted, calls = self._continue(), []
         state = self._state()
         if self.picked is not None:
-            active = state.active_goal if state else None
-            self.result.task_picks.append(active is not None and active.type == self.space.sop_of_task(self.picked))
+            focus = self._focus(state)
+            task = next((t for t, i in self.space.imports.items() if i.sop_id == focus), focus)
+            self.result.task_picks.append(TaskPick(self.picked, task, user or self.last_user))
             self.picked = None
         task = self.selected or self._task_of(gold, state) or "(none)"
         self.result.turns.append(Scored(task, gold, predicted, user))
@@ -154,8 +188,9 @@ class Replay:
         """Run each waiting customer message as one engine turn; the last turn's first step."""
         script = self._script(rest)
         trace: dict[str, Any] = {}
-        before = self._state()
+        before = start = self._state()
         self.heard, self.just_finished = list(self.pending), False
+        self.last_user = " / ".join(self.pending)
         for text in self.pending:
             before = self._state()
             self.orch.handle_message(self.session, text, script=script)
@@ -163,6 +198,10 @@ class Replay:
         self.pending = []
         after = self._state()
         assert after is not None
+        closed = [g for gid, g in after.goals.items() if g.status == GoalStatus.DONE
+                  and (start is None or gid not in start.goals or start.goals[gid].status != GoalStatus.DONE)]
+        self.just_closed = closed[-1].id if closed else ""
+        self.turn_ops = list(trace.get("stack_ops") or [])
         return self._first_act(trace, before, after), list(trace.get("tool_calls") or [])
 
     def _script(self, rest: list[dict[str, Any]]) -> ToolScript:
@@ -245,8 +284,9 @@ class Replay:
         if gold != QUERY:  # what the wizard said is part of the history the engine sees next
             state.history.append(Message(role="assistant", text=self.space.replies.get(gold, gold), turn=state.turn))
         ops = GoalOps(state)
-        if self.selected is not None and self.space.sop_of_task(self.selected):
-            self._switch(state, ops, str(self.space.sop_of_task(self.selected)))
+        chosen = self.space.sop_of_task(self.selected) if self.selected else None
+        if chosen is not None and (gold == QUERY or self._node(gold, state) is not None):
+            self._switch(state, ops, chosen)  # the wizard works on the task it selected
         if gold == QUERY:
             self._force_query(state, ops, event, rest)
         elif (found := self._node(gold, state)) is not None:
@@ -316,8 +356,17 @@ class Replay:
             ops.bring_forward(waiting)
             return waiting
         sop = self.orch.sops[sop_id]
+        last = _latest_open(state, sop_id)
+        if last is not None and last.status == GoalStatus.DONE and self.just_closed == last.id:
+            last.outcome = ""  # the engine closed the flow the wizard is still in: carry on with it
+            if state.active_goal is None:
+                ops.activate(last)
+            else:
+                ops.suspend_and_activate(last)
+            return last
         goal = ops.new_goal(sop_id, sop.priority)
         goal.step, goal.sop_version = sop.start, sop.version
+        goal.slots.update(self.orch.already_told(state, sop))
         agent = self.orch.agents.get(self.orch.sop_agent.get(sop_id, ""))
         for text in self.heard if agent is not None else []:  # what the customer said that started this task
             found = agent.extract_volunteered(goal, sop, text, opening=True)
@@ -365,6 +414,17 @@ class Replay:
         if found is None:
             return None
         return next((t for t, imp in self.space.imports.items() if imp.sop_id == found[0].id), None)
+
+    def _focus(self, state: SessionState | None) -> str | None:
+        """The task the engine is on: its active goal when its last turn started or resumed it or closed
+        nothing; else the goal that turn completed (a request finished in one turn)."""
+        if state is None:
+            return None
+        active, closed = state.active_goal, state.goals.get(self.just_closed)
+        brought = {op.get("goal_id") for op in self.turn_ops if op.get("op") in ("activate", "suspend_and_activate")}
+        if active is not None and (closed is None or active.id in brought):
+            return active.type
+        return closed.type if closed is not None else None
 
     def _state(self) -> SessionState | None:
         return self.orch.load_state(self.session)

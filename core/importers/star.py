@@ -139,12 +139,14 @@ def build_sop(flow: Flow, sop_id: str, agent: str, tool: str) -> dict[str, Any]:
     for q in flow.queries.values():
         nodes[q.id] = _query_node(flow, q, tool, _after_query(flow, q, nodes))
     for m in [*flow.messages, *([flow.nothing_found] if flow.nothing_found else [])]:
-        nodes[m] = {"id": m, "type": "action", "description": f"Tell the customer: {_flat(task.replies.get(m, m))}",
+        verb = "Offer more help" if m in flow.offers else "Tell the customer"
+        nodes[m] = {"id": m, "type": "action", "description": f"{verb}: {_flat(task.replies.get(m, m))}",
                     "messageTemplate": _template(flow, m), "nextNodes": [flow.next_of(m) or "end"]}
     nodes["end"] = {"id": "end", "type": "end", "description": "Done"}
     capability = _capability(task)
-    return {"id": sop_id, "name": title, "description": (capability or title)[:1].upper() + (capability or title)[1:],
-            "version": "1.0", "agent": agent, "priority": 1, "triggers": _triggers(task.name, capability),
+    about = re.sub(r"^help you(?: with)? ", "", capability, flags=re.I) or title
+    return {"id": sop_id, "name": title, "description": about[:1].upper() + about[1:],
+            "version": "1.0", "agent": agent, "priority": 1, "triggers": _triggers([task.name, task.alias], capability),
             "startNode": flow.start if flow.start in nodes else "end", "nodes": _ordered(nodes, flow.start)}
 
 
@@ -163,7 +165,8 @@ def _ordered(nodes: dict[str, dict[str, Any]], start: str) -> dict[str, dict[str
 
 def _ask_node(flow: Flow, ask: Ask, nxt: str) -> dict[str, Any]:
     return {"id": ask.id, "type": "action", "description": _ask_description(ask),
-            "messageTemplate": _template(flow, ask.id), "resultKey": ask.slot, "nextNodes": [nxt]}
+            "messageTemplate": _template(flow, ask.id), "resultKey": ask.slot + ("?" if ask.optional else ""),
+            "nextNodes": [nxt]}
 
 
 def _ask_description(ask: Ask) -> str:
@@ -288,17 +291,26 @@ def _capability(task: StarTask) -> str:
     for reply in task.replies.values():
         m = CAPABILITY.search(reply.strip())
         if m:
-            cap = re.sub(r"^help you(?: with)? ", "", m.group(1).strip(), flags=re.I)
-            return re.sub(r"\byour\b", "my", re.sub(r"\byou\b", "me", cap, flags=re.I), flags=re.I)
+            return " ".join(m.group(1).split())
     return ""
 
 
-def _triggers(name: str, capability: str) -> list[str]:
-    """Example requests: the task's name and the capability the chart states, in the customer's words."""
-    human = name.replace("_", " ")
-    out = [human, f"I need help with {human}"]
-    if capability:
-        out += [capability, f"I would like to {capability}" if " " in capability else f"{capability} please"]
+def _first_person(phrase: str) -> str:
+    return re.sub(r"\byour\b", "my", re.sub(r"\byou\b", "me", phrase, flags=re.I), flags=re.I)
+
+
+def _triggers(names: list[str], capability: str) -> list[str]:
+    """Example requests: the task's names and what the chart says it does, in the customer's words
+    ("help you with restaurant reservations" -> "I need help with restaurant reservations")."""
+    out = []
+    for human in (n.replace("_", " ") for n in names if n):
+        out += [human, f"I need help with {human}"]
+    cap = _first_person(capability)
+    about = re.match(r"^help me with (.+)$", cap, re.I)
+    if about:
+        out += [about.group(1), f"I need help with {about.group(1)}"]
+    elif cap:
+        out += [cap, f"can you {cap}", f"I want to {cap}"]
     return list(dict.fromkeys(out))
 
 

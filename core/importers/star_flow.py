@@ -17,7 +17,8 @@ any particular task:
   "unable" outcome attaches to the asks whose topic its text names;
 * asks are ``*ask*`` nodes (and questions answered yes/no); each is matched to the API input it
   collects by the words they share (rarer words count more), then by flow and schema order;
-* a closing node (anything else? / goodbye) ends the flow; a "nothing found" reply outside the
+* a goodbye ends the flow; an "anything else?" the chart puts after a step stays, as the flow's
+  last message (the chart decides whether to offer more help); a "nothing found" reply outside the
   graph is where a query with no result goes.
 """
 
@@ -33,7 +34,8 @@ from core.importers.star_format import ApiField, StarTask, split_camel
 
 QUERY = re.compile(r"^\s*query\b", re.I)
 GREETS = re.compile(r"^\s*(hello|hi|hey|good (morning|afternoon|evening)|greetings|welcome)\b", re.I)
-CLOSING = re.compile(r"\b(anything else|goodbye|bye)\b", re.I)
+CLOSING = re.compile(r"\b(goodbye|bye)\b", re.I)
+MORE = re.compile(r"\banything else\b", re.I)
 UNABLE = re.compile(r"\b(missing|forgot|forgotten|remember|unknown|don'?t (know|have)|not (known|provided|given))\b",
                     re.I)
 NOTHING_FOUND = re.compile(r"\b(no|nothing|cannot|can'?t|could ?n[o']t|unable to)\b.{0,40}\b(match\w*|found|find)\b",
@@ -59,6 +61,7 @@ class Ask:
     field: ApiField | None = None  # the API input it collects (None for a yes/no question)
     yes_no: bool = False
     question: str = ""  # the chart's wording of the question
+    optional: bool = False  # an "optional request": an API input not required, asked after all required ones
 
 
 @dataclass
@@ -85,6 +88,7 @@ class Flow:
     closing: set[str]
     nothing_found: str | None
     notes: list[str]
+    offers: set[str] = field(default_factory=set)  # "anything else?" messages the flow ends with
 
     def next_of(self, node: str) -> str | None:
         """The chart's successor of a node, with closing nodes read as the end (None)."""
@@ -124,7 +128,21 @@ class _Reader:
         self._attach_branches(flow, outcomes)
         self._classify(flow)
         self._constants(flow)
+        self._optional_requests(flow)
         return flow
+
+    def _optional_requests(self, flow: Flow) -> None:
+        """Asks for inputs the API does not require that follow every ask for a required one (the
+        chart's "optional request": the API falls back to a default when the value is missing)."""
+        api = self.task.api
+        if api is None or not api.required:
+            return
+        required = [a.id for a in flow.asks.values() if a.field and a.field.name in api.required]
+        for a in flow.asks.values():
+            if required and a.field is not None and a.field.name not in api.required \
+                    and all(a.id in self._reach(r, flow) for r in required):
+                a.optional = True
+                self.notes.append(f"ask {a.id!r} is an optional request ({a.field.name} is not required by the API)")
 
     # ------------------------------------------------------------------ outcomes
     def _outcome(self, node: str) -> Outcome:
@@ -195,6 +213,7 @@ class _Reader:
                 f = fields.get(a)
                 flow.asks[a] = Ask(a, _snake(f.label) if f else _snake(self._topic_id(a) or a), f, question=self.reply(a))
         flow.messages = [n for n in order if n not in flow.asks and n not in flow.queries and n not in flow.closing]
+        flow.offers = {n for n in flow.messages if MORE.search(self.reply(n))}
         found = [n for n in self.replies if n not in self.graph and n not in self.graph.values()
                  and ("nothing_found" in n or NOTHING_FOUND.search(self.reply(n)))]
         if flow.queries and found:

@@ -118,6 +118,7 @@ class StarTask:
     graph: dict[str, str]
     api: StarApi | None
     folder: Path
+    alias: str = ""  # the chart's own name for the task when it differs from the folder's
 
 
 def read_json(path: Path) -> Any:
@@ -181,8 +182,10 @@ def load_task(task_dir: str | Path, api_file: str | Path | None = None) -> StarT
                              Location(str(path)))
     api_path = Path(api_file) if api_file else next((p for p in api_candidates(folder) if p.is_file()), None)
     api = load_api(api_path) if api_path is not None else None
+    alias = str(data.get("task") or "")
     return StarTask(name=folder.name, replies={str(k): str(v) for k, v in replies.items()},
-                    graph={str(k): str(v) for k, v in graph.items()}, api=api, folder=folder)
+                    graph={str(k): str(v) for k, v in graph.items()}, api=api, folder=folder,
+                    alias=alias if alias != folder.name else "")
 
 
 def load_api(path: Path) -> StarApi:
@@ -223,6 +226,7 @@ class Dialogue:
     multi_task: bool
     complete: bool
     events: list[dict[str, Any]]
+    today: str = ""  # the weekday the wizard was told it is ("Today is Friday"), if any
 
 
 def load_dialogue(path: Path) -> Dialogue:
@@ -236,10 +240,12 @@ def load_dialogue(path: Path) -> Dialogue:
         raise UserInputError("a STAR dialogue must be an object with 'Events'", Location(str(path)))
     scenario = data.get("Scenario") or {}
     tasks = [str(c.get("Task")) for c in scenario.get("WizardCapabilities") or [] if isinstance(c, dict)]
+    today = re.search(r"\btoday is (\w+day)\b", str(scenario.get("WizardTask") or ""), re.I)
     return Dialogue(id=str(data.get("DialogueID") or path.stem), tasks=tasks, happy=bool(scenario.get("Happy")),
                     multi_task=bool(scenario.get("MultiTask")) or len(tasks) > 1,
                     complete=data.get("CompletionLevel", "Complete") == "Complete",
-                    events=[e for e in data["Events"] if isinstance(e, dict)])
+                    events=[e for e in data["Events"] if isinstance(e, dict)],
+                    today=today.group(1).capitalize() if today else "")
 
 
 def iter_dialogues(folder: Path) -> Iterator[Dialogue]:

@@ -115,7 +115,8 @@ def _action_kinds(node: Node, raw: dict[str, Any], template: str, desc: str) -> 
         node.message = template
         node.expects = expected_answer(desc, template)
         if raw.get("resultKey"):  # an ask's resultKey: the context key its answer is stored under
-            node.fills = [Param(str(raw["resultKey"]))]
+            key = str(raw["resultKey"]).strip()  # "city?": an optional answer, not asked for when unknown
+            node.fills = [Param(key.rstrip("?"), key.endswith("?"))]
     else:
         kinds.add("message_to_user")
         node.message = template or desc
