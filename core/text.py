@@ -302,11 +302,14 @@ def correct_typos(text: str, lexicon: set[str]) -> str:
 
 # ---------------------------------------------------------------- closing, inability, times
 
-REQUEST = re.compile(r"\b((i|we)('d|'ll| would| will)?(\s+(also|really|just|still|now|actually))?\s+(want|like|love|need)|"
-                     r"(can|could|would|will) (you|i|we)|please|help me|let'?s|let me|how about)\b", re.I)
+REQUEST = re.compile(r"\b((i|we)('d|'ll| would| will)?(\s+(also|really|just|still|now|actually))?\s+"
+                     r"(want|like|love|need)|(can|could|would|will) (you|i|we)|please|help me|let'?s|let me|"
+                     r"how about)\b|(^|[.!?]\s+)(now\s+)?(book|reserve|check|find|get|show|tell|give|make|try|look up|"
+                     r"search|send|order|renew|compare)\b", re.I)
 THANKS_ANYWHERE = re.compile(r"\b(thanks|thank you|thank u|thx|much appreciated|appreciate it)\b", re.I)
-FAREWELL = re.compile(r"\b(good ?bye|bye( bye)?|see you|see ya|farewell|take care|have a (good|nice|great|lovely|wonderful) "
-                      r"(day|one|night|evening|weekend)|that'?s (all|it|everything)( for (now|today))?|that is (all|it|everything)|"
+FAREWELL = re.compile(r"\b(good ?bye|bye( bye)?|see you|see ya|farewell|take care|"
+                      r"have a (good|nice|great|lovely|wonderful) (day|one|night|evening|weekend)|"
+                      r"that'?s (all|it|everything)( for (now|today))?|that is (all|it|everything)|"
                       r"(that|this) (should|will|would) be (all|it|everything)|that'?ll be (all|it)|nothing else|"
                       r"i'?m (all )?(done|set|good|fine)( now)?|all set|no more questions)\b", re.I)
 DECLINE_MORE = re.compile(r"^(no|nope|nah|not really|no thanks?|no thank you|no,? that'?s (all|it))\b", re.I)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core import text as T
 from core.build import build_orchestrator, load_workspace
 from core.errors import Location, UserInputError
 from core.evaluation.metrics import accuracy, per_label, weighted_f1
@@ -76,11 +77,16 @@ class StarReport:
                 "queries": _query_scores(results)}
 
     def active_task(self) -> dict[str, Any]:
-        """How often, when the wizard selected a task, the engine was on that task too."""
+        """How often, when the wizard selected a task, the engine was on that task too; also counted
+        over the selections that follow a message asking for something (not a bare greeting, thanks or
+        goodbye, after which wizards often clicked a task before the customer said anything about it)."""
         picks = [p for r in self.results if r.dialogue.multi_task for p in r.task_picks]
+        asked = [p for p in picks if not _small_talk(p.user)]
         misses = Counter((p.selected, p.engine or "(none)") for p in picks if not p.identified)
         return {"selections": len(picks), "identified": sum(p.identified for p in picks),
-                "accuracy": round(sum(p.identified for p in picks) / len(picks), 4) if picks else None,
+                "accuracy": _share(sum(p.identified for p in picks), len(picks)),
+                "after_requests": {"selections": len(asked), "identified": sum(p.identified for p in asked),
+                                   "accuracy": _share(sum(p.identified for p in asked), len(asked))},
                 "misses": [{"selected": s, "engine": e, "count": n} for (s, e), n in misses.most_common(10)]}
 
     def confusions(self, which: str = "all", top: int = 15) -> list[dict[str, Any]]:
@@ -97,10 +103,20 @@ class StarReport:
                 "turns": len(self._turns("all")), "accuracy": round(self.accuracy, 4),
                 "weighted_f1": round(self.weighted_f1, 4),
                 "sets": {k: self.summary(k) for k in SETS}, "active_task": self.active_task(),
-                "confusions": {"all": self.confusions("all"), "happy_single_task": self.confusions("happy_single_task")},
+                "confusions": {k: self.confusions(k) for k in ("all", "happy_single_task")},
                 "labels_happy_single_task": self.labels(), "references": REFERENCES,
                 "errors": [{"dialogue": r.dialogue.id, "error": r.error} for r in self.results if r.error],
                 "skipped": dict(self.skipped), "notes": self.notes, "seconds": round(self.seconds, 1)}
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _small_talk(text: str) -> bool:
+    """A message that asks for nothing: a greeting, thanks or goodbye on its own (or no message)."""
+    return not T.tokens(text) or T.is_greeting(text) or T.is_farewell(text) or T.declines_more(text) or (
+        T.is_thanks(text) and not T.REQUEST.search(text) and not T.is_question(text))
 
 
 def _in_set(d: Dialogue, which: str) -> bool:
@@ -239,17 +255,19 @@ def format_report(report: StarReport, confusions: int = 12) -> str:
                      f"{_pct(s['weighted_f1']):>13}")
         for task, t in s["per_task"].items():
             if key != "multi_task":
-                lines.append(f"  {task:<32}{'':>10}{t['turns']:>8}{_pct(t['accuracy']):>10}{_pct(t['weighted_f1']):>13}")
+                lines.append(f"  {task:<42}{t['turns']:>8}{_pct(t['accuracy']):>10}{_pct(t['weighted_f1']):>13}")
     for name, ref in REFERENCES.items():
         lines.append(f"{'ref: ' + name:<52}{_pct(ref['accuracy']):>10}{_pct(ref['weighted_f1']):>13}")
     for key in ("happy_single_task", "all"):
         q = d["sets"][key]["queries"]
         lines.append(f"\nqueries ({SETS[key]}): {q['queries']}; predicted as a query {q['predicted_as_query']}, "
-                     f"API name right {_pct(q['api_name_accuracy'])}; slot values right {_pct(q['slot_value_accuracy'])}"
+                     f"API name right {_pct(q['api_name_accuracy'])}; "
+                     f"slot values right {_pct(q['slot_value_accuracy'])}"
                      f" of {q['slot_values']}, all values right {_pct(q['all_values_right'])}")
-    a = d["active_task"]
+    a, r = d["active_task"], d["active_task"]["after_requests"]
     lines.append(f"active task identified in multi-task dialogues: {a['identified']}/{a['selections']} "
-                 f"({_pct(a['accuracy'])})")
+                 f"({_pct(a['accuracy'])}); after a message asking for something: {r['identified']}/"
+                 f"{r['selections']} ({_pct(r['accuracy'])})")
     lines += ["", "most frequent errors (gold -> predicted), all dialogues:"]
     lines += [f"  {c['count']:5d}  {c['gold']} -> {c['predicted']}" for c in d["confusions"]["all"][:confusions]]
     if d["errors"]:

@@ -14,17 +14,22 @@ wizard's values and the dialogue's own result as the observation). The customer'
 what the engine made of them. What the engine does is read from its trace; the labels are the
 chart's node ids, a tool call is ``query``, and the engine's own small talk maps to STAR's
 shared labels (greeting, "anything else?", goodbye, out of scope).
+
+The engine never sees what the protocol withholds (the hidden user instructions, the wizard's
+suggestion lists and typed search, the wizard's own words). The one scenario fact it gets is the
+calendar the wizard was given ("Today is Friday"): it becomes the engine's clock, so "tomorrow"
+means the same day to both.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
 from core.agents import AgentRunRequest
-from core.text import WEEKDAYS
 from core.evaluation.metrics import accuracy
 from core.goals import GoalOps
 from core.importers.star import ImportResult
@@ -35,6 +40,7 @@ from core.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Tr
 from core.orchestrator import Orchestrator
 from core.sop.expr import lookup
 from core.sop.graph import Node, Sop
+from core.text import WEEKDAYS
 from core.tools.gateway import ToolScript
 
 GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE = "hello", "anything_else", "goodbye_1", "out_of_scope"
@@ -143,7 +149,7 @@ class Replay:
         if self.d.today in WEEKDAYS:  # the wizard's calendar: "today" for the engine too
             day = REFERENCE_MONDAY + timedelta(days=WEEKDAYS.index(self.d.today))
             for env in envs.values():
-                env.today = lambda day=day: day
+                env.today = _fixed(day)
         try:
             return self._events()
         finally:
@@ -368,10 +374,11 @@ class Replay:
         goal.step, goal.sop_version = sop.start, sop.version
         goal.slots.update(self.orch.already_told(state, sop))
         agent = self.orch.agents.get(self.orch.sop_agent.get(sop_id, ""))
-        for text in self.heard if agent is not None else []:  # what the customer said that started this task
-            found = agent.extract_volunteered(goal, sop, text, opening=True)
-            agent.note_unavailable(goal, sop, text, found)
-            goal.slots.update(found)
+        for text in self.heard:  # what the customer said that started this task
+            if agent is not None:
+                found = agent.extract_volunteered(goal, sop, text, opening=True)
+                agent.note_unavailable(goal, sop, text, found)
+                goal.slots.update(found)
         if state.active_goal is None:
             ops.activate(goal)
         else:
@@ -435,6 +442,11 @@ class Replay:
         self.orch.store.save(state, expected, Trace(session_id=self.session, turn=state.turn, user="(forced)"))
 
 
+def _fixed(day: date) -> Callable[[], date]:
+    """A clock that always says ``day``."""
+    return lambda: day
+
+
 def _move(goal: Goal, nxt: str | None) -> None:
     goal.step, goal.pending = nxt, None
     goal.status = GoalStatus.ACTIVE
@@ -463,7 +475,8 @@ def _latest_open(state: SessionState | None, sop_id: str) -> Goal | None:
         return None
     goals = [g for g in state.goals.values() if g.type == sop_id]
     open_ = [g for g in goals if g.status != GoalStatus.DONE]
-    return (open_ or goals or [None])[-1]
+    found = open_ or goals
+    return found[-1] if found else None
 
 
 NORM = re.compile(r"[^a-z0-9]+")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from core import text as T
+from core.errors import Location, UserInputError
 from core.importers.star_flow import Ask, Flow, Query, read_flow
 from core.importers.star_format import StarApi, StarTask, load_task
 from core.importers.star_store import merge_store_yaml
@@ -34,7 +35,7 @@ from core.workspace import GAR_COLUMNS, normalise_action
 
 STAR_PLACEHOLDER = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 CAPABILITY = re.compile(r"\bonly able to (.+?)[.!]*$", re.I | re.S)
-TOOL_FILE = '''"""Mock of the STAR API {api!r} (written by `python -m core import star`; edit the .json to change it)."""
+TOOL_FILE = '''"""Mock of the STAR API {api!r}, written by `python -m core import star` (its .json holds the spec)."""
 
 from pathlib import Path
 
@@ -81,8 +82,6 @@ def import_star_task(task_dir: str | Path, workspace: str | Path, *, api_file: s
     Raises:
         UserInputError: when a STAR file is missing or malformed, or the task has no API schema.
     """
-    from core.errors import Location, UserInputError
-
     star = task or load_task(task_dir, api_file)
     if star.api is None:
         raise UserInputError("no API schema found for this task (looked for api.json beside it and "
@@ -102,8 +101,10 @@ def import_star_task(task_dir: str | Path, workspace: str | Path, *, api_file: s
     labels = {a: a for a in flow.asks} | {m: m for m in flow.messages} | {q: "query" for q in flow.queries}
     if flow.nothing_found:
         labels[flow.nothing_found] = flow.nothing_found
+    replaced = [f"{rel} already exists and is replaced" for rel in files
+                if rel not in ("gar.csv", "store.yaml") and (root / rel).is_file() and _read(root / rel) != files[rel]]
     return ImportResult(star.name, sop_id, agent, tool, star.api.name, files, labels,
-                        flow.notes + gar_notes + store_notes)
+                        flow.notes + gar_notes + store_notes + replaced)
 
 
 def write_import(result: ImportResult, workspace: str | Path) -> list[Path]:
@@ -182,7 +183,8 @@ def _ask_description(ask: Ask) -> str:
     if f.type.lower() in ("integer", "int", "number"):
         span = f" from {f.minimum} to {f.maximum}" if f.minimum is not None and f.maximum is not None else ""
         counted = re.search(r"\bhow many \w+", ask.question, re.I)  # "for how many people" says what it counts
-        return f"Ask the customer for the {label}, a number{span}" + (f" ({counted.group(0).lower()})" if counted else "")
+        unit = f" ({counted.group(0).lower()})" if counted else ""
+        return f"Ask the customer for the {label}, a number{span}{unit}"
     if f.type.lower() == "longstring":
         return f"Ask the customer to describe the {label} in their own words"
     return f"Ask the customer for their {label}"
@@ -342,8 +344,9 @@ def gar_rows(flow: Flow, tool: str) -> list[dict[str, str]]:
 
 
 def _expects(ask: Ask) -> str:
+    """What a valid answer is, for the GAR row: the ask's description without "Ask the customer for"."""
     desc = _ask_description(ask)
-    return re.sub(r"^Ask the customer (for (their|the) |to )", "", desc).replace("their ", "your ")
+    return re.sub(r"^Ask the customer (for |to )", "", desc).replace("their ", "your ")
 
 
 def _row(action: str, kind: str, meta: str, api: str, params: str) -> dict[str, str]:

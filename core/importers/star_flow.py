@@ -211,7 +211,8 @@ class _Reader:
                 flow.asks[a] = Ask(a, _snake(self._topic_id(a) or a), yes_no=True, question=self.reply(a))
             else:
                 f = fields.get(a)
-                flow.asks[a] = Ask(a, _snake(f.label) if f else _snake(self._topic_id(a) or a), f, question=self.reply(a))
+                slot = _snake(f.label) if f else _snake(self._topic_id(a) or a)
+                flow.asks[a] = Ask(a, slot, f, question=self.reply(a))
         flow.messages = [n for n in order if n not in flow.asks and n not in flow.queries and n not in flow.closing]
         flow.offers = {n for n in flow.messages if MORE.search(self.reply(n))}
         found = [n for n in self.replies if n not in self.graph and n not in self.graph.values()
@@ -330,9 +331,8 @@ def _best_assignment(score: list[list[float]]) -> dict[int, int]:
     """Rows to columns maximising the total score (each used once)."""
     if not score or not score[0]:
         return {}
-    from scipy.optimize import linear_sum_assignment
-
     import numpy as np
+    from scipy.optimize import linear_sum_assignment
 
     rows, cols = linear_sum_assignment(-np.asarray(score, dtype=float))
     return {int(r): int(c) for r, c in zip(rows, cols, strict=True)}

@@ -101,9 +101,10 @@ class StarApi:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str) -> StarApi:
-        """Read back :meth:`to_json` output."""
-        return cls(name=str(data.get("name") or ""), function=str(data.get("function") or ""),
-                   db=str(data.get("db") or ""), required=[str(r) for r in data.get("required") or []],
+        """Read back :meth:`to_json` output (a plain STAR schema too: its name is then its file's)."""
+        return cls(name=str(data.get("name") or Path(where).name.removesuffix(".json")),
+                   function=str(data.get("function") or ""), db=str(data.get("db") or ""),
+                   required=[str(r) for r in data.get("required") or []],
                    inputs=[ApiField.parse(f, where) for f in data.get("input") or []],
                    outputs=[ApiField.parse(f, where) for f in data.get("output") or []],
                    db_fields=[ApiField.parse(f, where) for f in data.get("db_fields") or []])

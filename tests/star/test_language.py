@@ -1,0 +1,101 @@
+"""General language the engine reads in real conversations (no store, task or SOP words in any of it)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from core import text as T
+from core.slots import (
+    Vocabulary,
+    cut_at_labels,
+    extract,
+    find_option,
+    infer_type,
+    labelled_text,
+    labelled_value,
+    listed_options,
+    person_name,
+)
+
+CITIES = ["Los Angeles", "San Francisco", "New York City", "Pittsburgh"]
+HOURS = [f"{h} {m}" for m in ("am", "pm") for h in [12, *range(1, 12)]]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("No thanks, goodbye!", True), ("Have a good one", True), ("that should be all, thanks!", True),
+    ("I'm good", True), ("It will rain", False), ("Will that be all for today?", False),
+    ("That will do it for dinner, go ahead and book it.", False)])
+def test_farewells(text: str, expected: bool) -> None:
+    assert T.is_farewell(text) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I forgot.", True), ("I don't have that with me", True), ("Hm, I can't seem to remember it", True),
+    ("No, I've been drinking and don't remember.", True), ("It's 9931939443153", False)])
+def test_cannot_answer(text: str, expected: bool) -> None:
+    assert T.is_unable(text) is expected
+
+
+def test_a_story_about_cancelling_is_no_cancel() -> None:
+    assert T.is_cancel("never mind") and T.is_cancel("please cancel it")
+    assert not T.is_cancel("before I could cancel it, somebody withdrew $300")
+
+
+def test_thanks_with_a_request_is_a_request() -> None:
+    assert T.is_thanks("Awesome! I can buy a lot more beer, thank you!")
+    assert not T.is_thanks("Thanks. I'd also like to reserve a table")
+    assert T.REQUEST.search("I'd also like to reserve a table") and not T.REQUEST.search("Thanks a lot")
+
+
+def test_numbers_in_words_and_relative_days() -> None:
+    assert T.word_number("a party of twenty one people") == 21 and T.word_number("just two") == 2
+    friday = date(2020, 6, 5)
+    assert T.name_days("what about tomorrow?", friday) == "what about tomorrow (Saturday)?"
+    assert T.name_days("tomorrow, Sunday", friday) == "tomorrow, Sunday"  # the customer named the day
+    assert T.normalise_clock("at 7:00 P.M. or 8pm") == "at 7 pm or 8 pm"
+
+
+def test_listed_options_and_finding_them() -> None:
+    assert listed_options("the book title, one of The Hobbit, Dune or Emma") == ["The Hobbit", "Dune", "Emma"]
+    assert listed_options("one of the recommended items, or no") == []
+    assert find_option("new yorks weather tomorrow", CITIES) == "New York City"  # leading words
+    assert find_option("flying to LA", CITIES) == "Los Angeles"  # initials in capitals
+    assert find_option("Maybe Pittsburgh or LA", CITIES) == "Pittsburgh"  # the first one named
+    assert find_option("7:00 PM if possible", HOURS) == "7 pm"
+    assert find_option("pittsburg", CITIES) is None and find_option("pittsburg", CITIES, loose=True) == "Pittsburgh"
+
+
+def test_an_option_slot_is_typed_from_its_description() -> None:
+    st = infer_type("city", "your city, one of Los Angeles, San Francisco or Pittsburgh", Vocabulary())
+    assert st.kind == "option" and extract(st, "in san francisco please", asked=False) == "San Francisco"
+
+
+def test_numbers_labelled_by_their_unit_or_name() -> None:
+    size = infer_type("party_size", "the party size, a number from 2 to 50 (how many people)", Vocabulary())
+    assert (size.low, size.high, size.unit) == (2.0, 50.0, "person")
+    assert labelled_value(size, "party_size", "a party of twenty one people") == 21
+    assert labelled_value(size, "party_size", "for 60 people") is None  # out of range
+    pin = infer_type("pin", "your pin", Vocabulary())
+    assert labelled_value(pin, "pin", "Actually, my PIN could be either 9431 or 0314.") == "9431"
+    assert labelled_value(pin, "pin", "I paid $300") is None
+
+
+def test_free_text_answers_named_by_their_question() -> None:
+    said = "My date of birth is 25/03/1998; my mother's maiden name is Wong; and my childhood pet was Molly."
+    assert labelled_text(said, {"birth", "date"}) == "25/03/1998"
+    assert labelled_text(said, {"maiden", "mother"}) == "Wong"
+    assert labelled_text(said, {"childhood", "pet"}) == "Molly"
+    assert labelled_text("DOB 20/02/1980", {"dob"}) == "20/02/1980"
+    assert cut_at_labels("Cooper and my pet's name is Buddy.", {"pet"}) == "Cooper"
+    assert cut_at_labels("Her maiden name is Sanchez", {"maiden"}) == ""
+
+
+def test_a_customers_own_name() -> None:
+    assert person_name("Of course, it's John Smith", asked=True) == "John Smith"
+    assert person_name("Jane Doe, account 9931939443153.", asked=True) == "Jane Doe"
+    assert person_name("Hi, I'm Tyler Jones. I need my balance.", asked=False) == "Tyler Jones"
+    assert person_name("I'm good", asked=False) is None
+    assert infer_type("full_name", "your full name", Vocabulary()).person
+    assert infer_type("symptom", "a short description of the problem", Vocabulary()).describes
