@@ -43,6 +43,7 @@ class AgentRunRequest:
     preferences: PreferenceSummary
     tool_results: list[ToolCall] = field(default_factory=list)
     turn: int = 0
+    others_waiting: bool = False  # another request is waiting on the stack: no "anything else?" offer now
 
 
 @dataclass
@@ -364,6 +365,10 @@ class SpecialistAgent:
                 return
         if "api_call" in node.kinds:
             self._request_tool(goal, sop, node, req, resp)
+            return
+        if req.others_waiting and not node.tool and T.offers_more(node.message):
+            resp.decisions.append(f"skip {node.label!r}: another request is waiting")
+            goal.step = node.next
             return
         if not self._count_attempt(goal, node, resp):
             return

@@ -25,6 +25,7 @@ from core.memory.base import (
 from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
 from core.slots import Vocabulary, find_option, find_vocab, resolve_reference
+from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
@@ -36,8 +37,8 @@ INTENT_MARGIN = 0.05
 STRONG_INTENT = 0.75
 LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
 CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
+REQUEST_VERBS = frozenset("check retrieve issue make get know see tell help need want like find give show".split())
 NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
-OFFERED_MORE = re.compile(r"\banything else\b", re.I)
 KB_TOOL = "knowledge_base.search"
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
 INVENTORY_TOOL = "inventory.query"
@@ -268,9 +269,10 @@ class Orchestrator:
         self._no_goal(t)
 
     def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
-        if t.perception.thanks or T.is_farewell(t.perception.text):  # "thanks for the weather report!"
+        if _only_social(t):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
             return None
-        best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
+        best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active) \
+            or self._asked_by_name(t, active)
         if best is None:
             return None
         sop = self.sops[best[0]]
@@ -282,9 +284,21 @@ class Orchestrator:
             return None
         text = t.perception.text
         if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
-                self._answers_pending(active, text) or self._about_pending(active, text)):
+                self._answers_pending(active, text) or self._about_pending(active, text)) \
+                and self._request_part(active, text, sop.id) is None:
             return None
         return sop
+
+    def _request_part(self, active: Goal, text: str, sop_id: str) -> str | None:
+        """The part of a message that asks for ``sop_id`` by name and is not an answer to the pending
+        question ("2pm is good. Also, can you tell me the weather?" -> its second sentence)."""
+        for part in T.clauses(text) or [text]:
+            if not (T.is_question(part) or T.REQUEST.search(part)) or self._named_sops(part) != {sop_id}:
+                continue
+            if active.pending and (self._answers_pending(active, part) or self._about_pending(active, part)):
+                continue
+            return part
+        return None
 
     def _moves_on(self, t: Turn, goal: Goal) -> bool:
         """Whether a message asks for something new rather than reacting to what was just said: a
@@ -300,21 +314,45 @@ class Orchestrator:
         talk and reactions to a result just given never count. While a goal is active the threshold
         stands: there a near miss is likelier a doubt or an aside than a new request."""
         p = t.perception
-        if active is not None or not p.intents or p.greeting or p.thanks or T.is_farewell(p.text) \
-                or len(T.tokens(p.text)) < 2:
+        if active is not None or not p.intents or p.greeting or _only_social(t) or len(T.tokens(p.text)) < 2:
             return None
         sop_id, score = p.intents[0]
         named = self._named_sops(p.text) == {sop_id}
         if not (p.question or named or T.REQUEST.search(p.text)) and self._just_finished(t):
             return None  # "Well that sounds nice": a reaction to the result, not a new request
         runner_up = max((s for _, s in p.intents[1:]), default=0.0)
-        floor = LOW_INTENT
-        if named:
-            runner_up, floor = min(runner_up, score - CLEAR_MARGIN), NAMED_INTENT
-        if score < floor or score - runner_up < CLEAR_MARGIN:
+        if named:  # the value it names settles which SOP
+            if score < NAMED_INTENT:
+                return None
+        elif score < LOW_INTENT or score - runner_up < CLEAR_MARGIN:
             return None
         t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly above the rest")
         return sop_id, score
+
+    def _asked_by_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
+        """While a goal is active, a request that names another SOP's subject ("can you tell me my balance
+        first?") and scores highest for it, though under the threshold: at least LOW_INTENT, and not an
+        answer to the pending question."""
+        p = t.perception
+        if active is None or not p.intents:
+            return None
+        sop_id, score = p.intents[0]
+        if sop_id == active.type or score < LOW_INTENT or self._request_part(active, p.text, sop_id) is None:
+            return None
+        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
+        return sop_id, score
+
+    def _topic_sops(self, text: str) -> set[str]:
+        """SOPs whose subject the message names: a word of its title no other SOP's title uses ("my
+        balance", "a weather report")."""
+        said = {T.singular(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
+        topics = {sid: {T.singular(w) for w in T.tokens(sop.title)
+                        if len(w) > 2 and w not in REQUEST_VERBS} for sid, sop in self.sops.items()}
+        counts: dict[str, int] = {}
+        for ws in topics.values():
+            for w in ws:
+                counts[w] = counts.get(w, 0) + 1
+        return {sid for sid, ws in topics.items() if any(counts[w] == 1 for w in ws & said)}
 
     def _named_sops(self, text: str) -> set[str]:
         """SOPs one of whose questions lists a value the message names ("a table at Lucca")."""
@@ -324,7 +362,7 @@ class Orchestrator:
             types = agent.types(sop) if agent is not None else {}
             if any(st.kind == "option" and find_option(text, st.vocab) for st in types.values()):
                 out.add(sop.id)
-        return out
+        return out | self._topic_sops(text)
 
     def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None) -> None:
         waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
@@ -353,17 +391,29 @@ class Orchestrator:
         elif goal.priority > active.priority:
             t.ops.suspend_and_activate(goal)
             t.trace.decisions.append(f"{sop.id} outranks {active.type}: suspend {active.type}")
-        elif T.wants_it_now(t.perception.text) or not active.pending:
+        else:  # as a person would: the new request now, the current one waits where it was
+            if active.pending:
+                self._keep_answer(t, active)
             t.ops.suspend_and_activate(goal)
-            why = "wants it first" if active.pending else f"{active.type} waits for no answer"
+            why = "asked for while a question was pending" if active.pending else f"{active.type} waits for no answer"
             t.trace.decisions.append(f"{sop.id} now ({why}): suspend {active.type}")
-        else:
-            t.ops.defer(goal)
-            t.messages.append(f"Sure, I'll help with {sop.title.lower()} right after this.")
-            t.trace.act = "deferred"
-            self._reprompt(t, active)
-            return
         self._run_active(t)
+
+    def _keep_answer(self, t: Turn, goal: Goal) -> None:
+        """A message that answers the pending question and asks for something else ("2pm is good. Also,
+        what's the weather?"): the answer is kept, so the question is not asked again on return."""
+        sop, agent = self.sops.get(goal.type), self._agent(goal)
+        node = sop.node(goal.pending) if sop is not None else None
+        if sop is None or agent is None or node is None:
+            return
+        values = agent.answer_values(goal, sop, t.perception.text, typed_only=True)
+        types = agent.types(sop)
+        values = {k: v for k, v in values.items() if k in types and types[k].kind != "text"}
+        merged = {**goal.slots, **values}
+        if values and all(lookup(merged, p.name) not in (None, "") for p in node.fills if not p.optional):
+            goal.slots.update(values)
+            goal.pending, goal.next_question, goal.missing = None, "", []
+            t.trace.decisions.append(f"answer kept for {goal.type}: {', '.join(sorted(values))}")
 
     def already_told(self, state: SessionState, sop: Sop) -> dict[str, Any]:
         """What the customer already said in this session that a new goal of ``sop`` asks for: their
@@ -511,7 +561,11 @@ class Orchestrator:
     def _announce_resume(self, t: Turn, goal: Goal) -> bool:
         """Tell the customer we are back to a resumed goal; re-ask its question. True when it waits on one."""
         t.messages.append("Now, back to where we were.")
+        sop = self.sops.get(goal.type)
+        node = sop.node(goal.pending) if sop is not None and goal.pending else None
         if goal.pending:
+            if node is not None and goal.next_question:
+                t.trace.actions.append(node.label)  # the pending question, asked again
             self._reprompt(t, goal)
             return True
         return False
@@ -628,7 +682,7 @@ class Orchestrator:
     def _offered_more(t: Turn) -> bool:
         """Whether our last message asked "anything else?" (a "no, thanks" to it closes the chat)."""
         said = [m.text for m in t.state.history[:-1] if m.role == "assistant"]
-        return bool(said) and OFFERED_MORE.search(said[-1]) is not None
+        return bool(said) and T.offers_more(said[-1])
 
     def _reopen(self, t: Turn) -> bool:
         """A follow-up that changes what the goal finished last used ("and for Friday?", "what about
@@ -688,14 +742,15 @@ class Orchestrator:
         if agent is None:
             t.messages.append("Sorry, nobody here can handle that request.")
             return AgentRunResponse(done=True, outcome="failed")
-        req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn)
+        req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn, others_waiting=bool(t.state.goal_stack))
         resp = agent.run(req)
         self._collect(t, resp)
         passes = 0
         while resp.tool_requests and not resp.done and passes < self.settings.max_steps_per_turn:
             passes += 1
             results = [self._call(t, agent.name, r.tool, r.args) for r in resp.tool_requests]
-            resp = agent.run(AgentRunRequest(goal, sop, t.prefs, tool_results=results, turn=t.state.turn))
+            resp = agent.run(AgentRunRequest(goal, sop, t.prefs, tool_results=results, turn=t.state.turn,
+                                             others_waiting=req.others_waiting))
             self._collect(t, resp)
         if resp.tool_requests and not resp.done:
             goal.step = resp.tool_requests[0].node
@@ -785,6 +840,12 @@ class Orchestrator:
 MAX_MESSAGE_CHARS = 4000
 
 
+def _only_social(t: Turn) -> bool:
+    """Thanks or goodbye that asks for nothing more ("thanks for the weather report!")."""
+    p = t.perception
+    return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.REQUEST.search(p.text))
+
+
 def _sanitise(text: str) -> str:
     """Strip control characters and bound the length of a customer message."""
     cleaned = "".join(ch for ch in str(text) if ch.isprintable() or ch in "\n\t")
@@ -825,7 +886,7 @@ def _only_offers_left(agent: SpecialistAgent, goal: Goal, sop: Sop) -> bool:
     """Whether all a goal still has to do is offer more help ("Is there anything else?")."""
     resp = agent.run(AgentRunRequest(goal.model_copy(deep=True), sop, PreferenceSummary()))
     return resp.done and not resp.tool_requests and bool(resp.messages) and all(
-        OFFERED_MORE.search(m) for m in resp.messages)
+        T.offers_more(m) for m in resp.messages)
 
 
 def _free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:

@@ -387,3 +387,24 @@ def wants_it_now(text: str) -> bool:
     "actually, let's check the weather"): a change of mind, not a request for later."""
     return bool(NOW.search(text))
 
+
+
+OFFERS_MORE = re.compile(r"\banything else\b|\bhelp (you )?with anything\b|\bother questions?\b", re.I)
+
+
+def offers_more(text: str) -> bool:
+    """Whether a message offers more help ("Is there anything else I can do for you?")."""
+    return bool(OFFERS_MORE.search(text))
+
+
+CLAUSE_BREAK = re.compile(r"(?<=[.!?;])\s+|\s+(?:but|also|and also|oh and|by the way)\s+|,\s+(?:but|also|and|then)\s+|"
+                          r",\s+(?=(?:let'?s|let me|can you|could you|would you|please|i'?d like|i want|i need)\b)", re.I)
+
+
+def clauses(text: str, min_tokens: int = 2) -> list[str]:
+    """The parts of a message that could each carry a request ("Great! Although I was expecting more.
+    Let's book a table" -> ["Although I was expecting more.", "Let's book a table"], parts of fewer than
+    ``min_tokens`` words left out); a message of one part gives an empty list."""
+    raw = [p.strip() for p in CLAUSE_BREAK.split(text) if p and p.strip()]
+    parts = [p for p in raw if len(tokens(p)) >= min_tokens]
+    return parts if len(raw) > 1 else []

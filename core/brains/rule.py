@@ -58,8 +58,9 @@ class RuleBrain:
                        greeting=T.is_greeting(text), thanks=T.is_thanks(text),
                        correction=bool(T.CORRECTION.search(text)), go_back=T.is_go_back(text))
         if need_intents and len(self._sop_ids) and T.tokens(text):
-            q = self.embedder.embed([T.correct_spelling(text, self.lexicon)])[0]
-            scores = self._vectors @ q
+            whole = T.correct_spelling(text, self.lexicon)
+            queries = self.embedder.embed([whole, *T.clauses(whole)])  # the whole message, and each part of it
+            scores = (self._vectors @ queries.T).max(axis=1)
             best: dict[str, float] = {}
             for sid, s in zip(self._sop_ids, scores, strict=True):
                 best[sid] = max(best.get(sid, -1.0), float(s))

@@ -423,15 +423,15 @@ class Replay:
         return next((t for t, imp in self.space.imports.items() if imp.sop_id == found[0].id), None)
 
     def _focus(self, state: SessionState | None) -> str | None:
-        """The task the engine is on: its active goal when its last turn started or resumed it or closed
-        nothing; else the goal that turn completed (a request finished in one turn)."""
+        """The task the engine is on: a goal its last turns started and completed (a request finished in
+        one turn), else its active goal, else the goal those turns completed."""
         if state is None:
             return None
         active, closed = state.active_goal, state.goals.get(self.just_closed)
-        brought = {op.get("goal_id") for op in self.turn_ops if op.get("op") in ("activate", "suspend_and_activate")}
-        if active is not None and (closed is None or active.id in brought):
-            return active.type
-        return closed.type if closed is not None else None
+        started = {op.get("goal_id") for op in self.turn_ops if op.get("op") in ("activate", "suspend_and_activate")}
+        if closed is not None and (closed.id in started or active is None):
+            return closed.type
+        return active.type if active is not None else None
 
     def _state(self) -> SessionState | None:
         return self.orch.load_state(self.session)
