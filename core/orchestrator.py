@@ -271,8 +271,9 @@ class Orchestrator:
     def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
         if _only_social(t):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
             return None
-        best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active) \
-            or self._asked_by_name(t, active)
+        best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
+        if best is None or (active is not None and best[0] == active.type):
+            best = self._asked_by_name(t, active)  # "hold on, let me check my balance first"
         if best is None:
             return None
         sop = self.sops[best[0]]
@@ -310,44 +311,49 @@ class Orchestrator:
     def _clear_winner(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
         """With no goal active, an SOP a message plainly points to though it scores under the threshold
         ("someone took $500 from my account" for a fraud report): at least LOW_INTENT and CLEAR_MARGIN
-        above every other SOP (a value only that SOP lists, "a table at Lucca", counts as well). Small
-        talk and reactions to a result just given never count. While a goal is active the threshold
-        stands: there a near miss is likelier a doubt or an aside than a new request."""
+        above every other SOP, or a request naming what only that SOP deals with ("can you book Tamarind
+        for 9", "check my balance") from NAMED_INTENT on. Small talk and reactions to a result just given
+        never count. While a goal is active the threshold stands (see :meth:`_asked_by_name`)."""
         p = t.perception
         if active is not None or not p.intents or p.greeting or _only_social(t) or len(T.tokens(p.text)) < 2:
             return None
+        named = self._named_sops(p.text)
         sop_id, score = p.intents[0]
-        named = self._named_sops(p.text) == {sop_id}
-        if not (p.question or named or T.REQUEST.search(p.text)) and self._just_finished(t):
-            return None  # "Well that sounds nice": a reaction to the result, not a new request
-        runner_up = max((s for _, s in p.intents[1:]), default=0.0)
-        if named:  # the value it names settles which SOP
+        if len(named) == 1 and (p.question or T.REQUEST.search(p.text) or sop_id in named):
+            sop_id = next(iter(named))
+            score = p.score(sop_id)
             if score < NAMED_INTENT:
                 return None
-        elif score < LOW_INTENT or score - runner_up < CLEAR_MARGIN:
-            return None
-        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly above the rest")
+        else:
+            if self._just_finished(t) and not (p.question or T.REQUEST.search(p.text)):
+                return None  # "Well that sounds nice": a reaction to the result, not a new request
+            runner_up = max((s for _, s in p.intents[1:]), default=0.0)
+            if score < LOW_INTENT or score - runner_up < CLEAR_MARGIN:
+                return None
+        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly asked for")
         return sop_id, score
 
     def _asked_by_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
         """While a goal is active, a request that names another SOP's subject ("can you tell me my balance
-        first?") and scores highest for it, though under the threshold: at least LOW_INTENT, and not an
-        answer to the pending question."""
+        first?") though the message scores under the threshold for it, or highest for the active SOP: at
+        least LOW_INTENT, and not an answer to the pending question."""
         p = t.perception
         if active is None or not p.intents:
             return None
-        sop_id, score = p.intents[0]
-        if sop_id == active.type or score < LOW_INTENT or self._request_part(active, p.text, sop_id) is None:
-            return None
-        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
-        return sop_id, score
+        for sop_id, score in p.intents:
+            if sop_id != active.type and score >= LOW_INTENT and self._request_part(active, p.text, sop_id):
+                t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
+                return sop_id, score
+        return None
 
     def _topic_sops(self, text: str) -> set[str]:
-        """SOPs whose subject the message names: a word of its title no other SOP's title uses ("my
-        balance", "a weather report")."""
-        said = {T.singular(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
-        topics = {sid: {T.singular(w) for w in T.tokens(sop.title)
-                        if len(w) > 2 and w not in REQUEST_VERBS} for sid, sop in self.sops.items()}
+        """SOPs whose subject the message names: a word of its title (or of a trigger of three words at
+        most) no other SOP uses ("my balance", "a weather report", "reserve a table")."""
+        said = {T.stem(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
+        names = {sid: " ".join([sop.title, *(g for g in sop.triggers if len(T.tokens(g)) <= 3)])
+                 for sid, sop in self.sops.items()}  # the title and keyword-like triggers
+        topics = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in REQUEST_VERBS}
+                  for sid, name in names.items()}
         counts: dict[str, int] = {}
         for ws in topics.values():
             for w in ws:

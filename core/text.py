@@ -58,6 +58,18 @@ def singular(word: str) -> str:
     return w
 
 
+STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "ed", "es", "s", "e")
+
+
+def stem(word: str) -> str:
+    """A crude stem that makes a word's common forms meet ("reserve", "reservation" -> "reserv")."""
+    w = singular(word)
+    for suffix in STEM_SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[:-len(suffix)]
+    return w
+
+
 def plural_forms(phrase: str) -> set[str]:
     """Singular and plural spellings of a phrase (its last word varies)."""
     ws = words(phrase)
