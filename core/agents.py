@@ -69,6 +69,7 @@ class AgentEnv:
     max_steps: int
     tool_params: dict[str, set[str]]
     today: Callable[[], date] = date.today  # "tomorrow" is a weekday relative to this
+    result_values: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # sop id -> tool field -> values
 
 
 class SpecialistAgent:
@@ -319,6 +320,8 @@ class SpecialistAgent:
             if steps > self.env.max_steps:
                 resp.decisions.append(f"stopped after {self.env.max_steps} steps this turn")
                 break
+            if SEARCH_KEY in goal.slots and self._search_on(goal, sop, resp):
+                continue
             node = sop.node(goal.step)
             if node is None or node.kind == "end":
                 self._end(goal, node, resp, "completed")
@@ -329,6 +332,79 @@ class SpecialistAgent:
             self._action(goal, sop, node, req, resp)
         self._refresh_missing(goal, sop)
         return resp
+
+    # ------------------------------------------------------------------ searching over values
+    def start_search(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any] | None = None) -> str | None:
+        """"When will it be nice again?": look the next values of an ordered slot of the goal's tool up
+        (days of the week, times of day), one call each, until a result answers the customer: it has a
+        value the message names ("sunny" -> Sunny), or else differs from the one just given. Returns the
+        slot searched over, or None when the goal has no such slot or no value to start from."""
+        types = self.types(sop)
+        for node in sop.nodes.values():
+            if not node.tool:
+                continue
+            for param, src in node.arg_map.items():
+                name = src[len("context."):] if src.startswith("context.") else ""
+                name = name.rstrip("?")
+                st = types.get(name)
+                current = goal.slots.get(name)
+                if st is None or st.kind != "option" or not _ordered(st.vocab) or current not in st.vocab \
+                        or name in (given or {}):  # "and on Friday?" names the value: no search
+                    continue
+                last = goal.slots.get(node.result_key) if sop.format == "json" else None
+                # a value the last request used is changed ("when will Chicago next be sunny?"); a value
+                # it did not use is what a result must show ("sunny"), not a filter
+                named = {**self._named_values(sop, text), **{k: v for k, v in (given or {}).items()
+                                                             if k in types and types[k].kind == "option"}}
+                want = {k: v for k, v in named.items() if k != name and _unknown(goal, k)}
+                goal.slots.update({k: v for k, v in named.items() if k != name and k not in want})
+                args = {_norm_key(a) for a in node.arg_map}
+                avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and _norm_key(k) not in args}
+                goal.slots[SEARCH_KEY] = {"node": node.id, "slot": name, "tried": [current], "want": want,
+                                          "avoid": avoid, "param": param}
+                goal.slots[name] = _after(st.vocab, current)
+                goal.step, goal.pending = node.id, None
+                return name
+        return None
+
+    def _named_values(self, sop: Sop, text: str) -> dict[str, str]:
+        """Option values a message names, by slot ("rain" -> Raining)."""
+        out = {}
+        said = {T.stem(w) for w in T.words(text)}
+        types = self.types(sop)
+        known = {_norm_key(n) for n in types}
+        vocabs = {**{k: v for k, v in self.env.result_values.get(sop.id, {}).items() if _norm_key(k) not in known},
+                  **{name: st.vocab for name, st in types.items() if st.kind == "option"}}
+        for name, vocab in vocabs.items():
+            hit = next((v for v in vocab if T.stem(v) in said or f" {v.lower()} " in f" {text.lower()} "), None)
+            if hit is not None:
+                out[name] = hit
+        return out
+
+    def _search_on(self, goal: Goal, sop: Sop, resp: AgentRunResponse) -> bool:
+        """After each call of a search: stop when the result answers, else call again with the next
+        value. True when the step was sent back to the tool."""
+        search = goal.slots[SEARCH_KEY]
+        node = sop.node(search["node"])
+        if node is None or goal.step != node.next:
+            if node is None or goal.step not in (node.id, *sop.reachable(node.id)) or goal.step is None:
+                goal.slots.pop(SEARCH_KEY, None)
+            return False
+        result = goal.slots.get(node.result_key) if sop.format == "json" else (
+            goal.memory[-1].observation if goal.memory else None)
+        st = self.types(sop).get(search["slot"])
+        current = goal.slots.get(search["slot"])
+        tried = [*search["tried"], current]
+        nxt = _after(st.vocab, current) if st is not None and current in st.vocab else None
+        if _answers(result, search["want"], search["avoid"]) or nxt is None or nxt in tried:
+            resp.decisions.append(f"search over {search['slot']} ends at {current}")
+            goal.slots.pop(SEARCH_KEY, None)
+            return False
+        resp.decisions.append(f"search over {search['slot']}: {current} does not answer, trying {nxt}")
+        goal.slots[SEARCH_KEY] = {**search, "tried": tried}
+        goal.slots[search["slot"]] = nxt
+        goal.step = node.id
+        return True
 
     def _decide(self, goal: Goal, sop: Sop, node: Node, resp: AgentRunResponse) -> None:
         obs = goal.memory[-1].observation if goal.memory else None
@@ -657,6 +733,36 @@ def _asks_ahead(sop: Sop, node: Node, limit: int = 3) -> list[Node]:
             out.append(nxt)
         nid = nxt.branches[0].target if nxt.kind == "decision" and nxt.branches else nxt.next
     return out
+
+
+SEARCH_KEY = "_search"
+"""Slot holding a search over an ordered slot's values in progress (see ``start_search``)."""
+
+
+def _ordered(vocab: list[str]) -> bool:
+    """Whether a list of values is a cycle in time: days of the week, or clock times."""
+    days = {d.lower() for d in T.WEEKDAYS}
+    return len(vocab) > 2 and (all(v.lower() in days for v in vocab) or all(T.CLOCK.fullmatch(v.strip())
+                                                                           for v in vocab))
+
+
+def _after(vocab: list[str], value: str) -> str:
+    return vocab[(vocab.index(value) + 1) % len(vocab)]
+
+
+def _norm_key(key: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
+def _answers(result: Any, want: dict[str, str], avoid: dict[str, str]) -> bool:
+    """Whether a search's result answers the customer: it has every wanted value, or (nothing wanted)
+    one of its values differs from where the search started."""
+    if not isinstance(result, dict) or not result or result.get("found") is False:
+        return False
+    values = {_norm_key(k): str(v).lower() for k, v in result.items()}
+    if want:
+        return all(values.get(_norm_key(k)) == str(v).lower() for k, v in want.items())
+    return any(values.get(_norm_key(k)) != str(v).lower() for k, v in avoid.items()) if avoid else True
 
 
 def _unknown(goal: Goal, name: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from core.memory import PreferenceMemory, open_preference_memory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
 from core.retrieval import CachedEmbedder, Progress, shared_model
-from core.slots import SlotType, Vocabulary, infer_type
+from core.slots import SlotType, Vocabulary, infer_type, listed_options
 from core.sop import Sop, load_sops
 from core.store import StateStore, open_state_store
 from core.tools.builtin_math import MathTool
@@ -173,6 +174,24 @@ def slot_types(sops: list[Sop], vocab: Vocabulary) -> dict[str, dict[str, SlotTy
     return out
 
 
+def result_values(ws: Workspace) -> dict[str, dict[str, list[str]]]:
+    """Per SOP, the values each field of its tools can take, where the GAR lists them ("the weather, one
+    of Raining, Snowing, Sunny…"), so "when will it be sunny?" can be read against a result's fields."""
+    listed = {_key(p.name): opts for r in ws.files.gar if r.has("ask_user_input")
+              for p in r.params if (opts := listed_options(r.metadata))}
+    out: dict[str, dict[str, list[str]]] = {}
+    for sop in ws.sops:
+        fields = {p.name for n in sop.nodes.values() if n.tool in ws.tools for p in ws.tools[n.tool].spec.params}
+        found = {f.rstrip("?"): listed[_key(f)] for f in fields if _key(f) in listed}
+        if found:
+            out[sop.id] = found
+    return out
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state_url: str | None = None,
                        memory: PreferenceMemory | None = None, store: StateStore | None = None,
                        embedder: CachedEmbedder | None = None, loaded: Workspace | None = None,
@@ -208,7 +227,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
             sop_agent[sop.id] = decl.name
     the_brain = _llm_brain(chosen, llm_settings, rule, ws, types, list(sop_agent), settings) or rule
     env = AgentEnv(the_brain, types, cfg.currency, settings.max_steps_per_turn,
-                   {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()})
+                   {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()},
+                   result_values=result_values(ws))
     agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
     gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
     return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,

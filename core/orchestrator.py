@@ -259,6 +259,8 @@ class Orchestrator:
         if active is not None and T.is_farewell(p.text) and not self._answers_pending(active, p.text):
             self._leave(t)
             return
+        if active is None and T.asks_when(p.text) and self._search_follow_up(t):
+            return
         target = self._new_intent(t, active)
         if target is not None:
             self._start_or_resume(t, target, active)
@@ -714,6 +716,28 @@ class Orchestrator:
         goal.step = sop.start
         t.ops.activate(goal)
         t.trace.decisions.append(f"follow-up to the finished {sop.id}: {', '.join(changed)} changed, running it again")
+        self._run_active(t)
+        return True
+
+    def _search_follow_up(self, t: Turn) -> bool:
+        """"When will it be nice again?" after a result: the SOP finished last runs again from its tool,
+        over the next days or times, until a result answers (see ``SpecialistAgent.start_search``)."""
+        done = [g for g in t.state.goals.values() if g.status == GoalStatus.DONE and g.outcome == "completed"]
+        last = max(done, key=lambda g: g.updated_at, default=None)
+        sop = self.sops.get(last.type) if last is not None else None
+        agent = self._agent(last) if last is not None else None
+        if last is None or sop is None or agent is None:
+            return False
+        said = agent.extract_volunteered(last, sop, t.perception.text, opening=False)
+        goal = t.ops.new_goal(sop.id, sop.priority)
+        goal.slots = {k: v for k, v in last.slots.items() if not k.startswith("_")}
+        wanted = agent.start_search(goal, sop, t.perception.text, given=said)
+        if wanted is None:
+            del t.state.goals[goal.id]
+            t.ops.ops = [op for op in t.ops.ops if op.get("goal_id") != goal.id]
+            return False
+        t.ops.activate(goal)
+        t.trace.decisions.append(f"follow-up to the finished {sop.id}: looking up the next {wanted} values")
         self._run_active(t)
         return True
 

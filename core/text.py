@@ -420,3 +420,13 @@ def clauses(text: str, min_tokens: int = 2) -> list[str]:
     raw = [p.strip() for p in CLAUSE_BREAK.split(text) if p and p.strip()]
     parts = [p for p in raw if len(tokens(p)) >= min_tokens]
     return parts if len(raw) > 1 else []
+
+
+WHEN = re.compile(r"\b(when|what day|which day|next time|next day|how long|any days?|the week|this week|"
+                  r"all week|weekdays|improve|get better)\b", re.I)
+
+
+def asks_when(text: str) -> bool:
+    """Whether a message asks when (or on which day) something will be the case ("When will it be
+    nice again?", "what day will it be sunny?")."""
+    return bool(WHEN.search(text)) and (is_question(text) or bool(REQUEST.search(text)))
