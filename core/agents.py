@@ -99,6 +99,9 @@ class SpecialistAgent:
             st = types.get(p.name)
             if st is None or (typed_only and st.kind == "text"):
                 continue
+            if st.kind == "text" and not T.tokens(text) and (
+                    T.is_thanks(text) or T.is_greeting(text) or T.is_farewell(text)):
+                continue  # "thanks!" is not a name or a description
             val = extract(st, self._dated(st, text), asked=True, candidates=goal.slots.get("candidates"))
             if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
                 labels = self._labels(sop)

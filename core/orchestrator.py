@@ -263,6 +263,8 @@ class Orchestrator:
             return
         target = self._new_intent(t, active)
         if target is not None:
+            if active is None:
+                target = self._several_requests(t, target)
             self._start_or_resume(t, target, active)
             return
         if active is not None:
@@ -274,8 +276,9 @@ class Orchestrator:
         if _only_social(t):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
             return None
         best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
+        by_name = None
         if best is None or (active is not None and best[0] == active.type):
-            best = self._asked_by_name(t, active)  # "hold on, let me check my balance first"
+            best = by_name = self._asked_by_name(t, active)  # "hold on, let me check my balance first"
         if best is None:
             return None
         sop = self.sops[best[0]]
@@ -283,7 +286,7 @@ class Orchestrator:
             return sop
         if sop.id == active.type:
             return None
-        if best[1] < t.perception.score(active.type) + INTENT_MARGIN:
+        if by_name is None and best[1] < t.perception.score(active.type) + INTENT_MARGIN:
             return None
         text = t.perception.text
         if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
@@ -406,6 +409,33 @@ class Orchestrator:
             why = "asked for while a question was pending" if active.pending else f"{active.type} waits for no answer"
             t.trace.decisions.append(f"{sop.id} now ({why}): suspend {active.type}")
         self._run_active(t)
+
+    def _several_requests(self, t: Turn, target: Sop) -> Sop:
+        """A message asking for two things ("I'd like to book a table. But first, check my balance"): the
+        one wanted first (else the one chosen) starts now, the others wait on the stack in order."""
+        asked: list[str] = []
+        first = None
+        for part in T.clauses(t.perception.text):
+            if not (T.is_question(part) or T.REQUEST.search(part) or T.wants_it_now(part)):
+                continue
+            named = self._named_sops(part)
+            if len(named) == 1:
+                sop_id = next(iter(named))
+                asked.append(sop_id)
+                if first is None and T.wants_it_now(part):
+                    first = sop_id
+        asked = list(dict.fromkeys(asked))
+        if len(asked) < 2 or target.id not in asked:
+            return target
+        now = self.sops[first] if first is not None else target
+        for sop_id in reversed([a for a in asked if a != now.id]):  # the earliest named resumes first
+            sop = self.sops[sop_id]
+            goal = t.ops.new_goal(sop.id, sop.priority)
+            goal.step, goal.sop_version = sop.start, sop.version
+            goal.slots.update(self.already_told(t.state, sop))
+            t.ops.defer(goal)
+            t.trace.decisions.append(f"also asked for {sop.id}: it waits until {now.id} is done")
+        return now
 
     def _keep_answer(self, t: Turn, goal: Goal) -> None:
         """A message that answers the pending question and asks for something else ("2pm is good. Also,
@@ -568,8 +598,11 @@ class Orchestrator:
 
     def _announce_resume(self, t: Turn, goal: Goal) -> bool:
         """Tell the customer we are back to a resumed goal; re-ask its question. True when it waits on one."""
-        t.messages.append("Now, back to where we were.")
         sop = self.sops.get(goal.type)
+        if goal.memory or goal.pending or sop is None:
+            t.messages.append("Now, back to where we were.")
+        else:  # a request that waited its turn and has not started yet
+            t.messages.append(f"Now, your other request ({sop.title.lower()}).")
         node = sop.node(goal.pending) if sop is not None and goal.pending else None
         if goal.pending:
             if node is not None and goal.next_question:

@@ -316,7 +316,8 @@ def correct_typos(text: str, lexicon: set[str]) -> str:
 
 REQUEST = re.compile(r"\b((i|we)('d|'ll| would| will)?(\s+(also|really|just|still|now|actually))?\s+"
                      r"(want|like|love|need)|(can|could|would|will) (you|i|we)|please|help me|let'?s|let me|"
-                     r"how about)\b|(^|[.!?]\s+)(now\s+)?(book|reserve|check|find|get|show|tell|give|make|try|look up|"
+                     r"how about)\b|(^|[.!?]\s+)((now|actually|ok|okay|so|then|oh|well|also|and),?\s+)?"
+                     r"(book|reserve|check|find|get|show|tell|give|make|try|look up|"
                      r"search|send|order|renew|compare)\b", re.I)
 THANKS_ANYWHERE = re.compile(r"\b(thanks|thank you|thank u|thx|much appreciated|appreciate it)\b", re.I)
 FAREWELL = re.compile(r"\b(good ?bye|bye( bye)?|see you|see ya|farewell|take care|"
@@ -390,7 +391,7 @@ def word_number(text: str) -> int | None:
     return 12 if "dozen" in word else UNITS[word]
 
 
-NOW = re.compile(r"\b(first|before (that|this|we|you|i|doing|going|booking|the)|right now|right away|immediately|"
+NOW = re.compile(r"\b(first|before (that|this|then|we|you|i|doing|going|booking|the)|right now|right away|immediately|"
                  r"straight away|asap|actually|instead|change of plans?|on second thought)\b", re.I)
 
 

@@ -23,7 +23,18 @@ from core import text as T
 from core.build import build_orchestrator, load_workspace
 from core.errors import Location, UserInputError
 from core.evaluation.metrics import accuracy, per_label, weighted_f1
-from core.evaluation.star_replay import DialogueResult, Replay, ReplayStore, Scored, TaskSpace
+from core.evaluation.star_replay import (
+    CLOSING,
+    GOODBYE,
+    GREETING,
+    OUT_OF_SCOPE,
+    DialogueResult,
+    Replay,
+    ReplayStore,
+    Scored,
+    TaskPick,
+    TaskSpace,
+)
 from core.importers.star import ImportResult, import_star_task, write_import
 from core.importers.star_format import Dialogue, StarApi, iter_dialogues, load_task
 from core.memory import LocalPreferenceMemory
@@ -39,6 +50,8 @@ REFERENCES = {
 SETS = {"happy_single_task": "happy single-task dialogues", "all": "all complete dialogues",
         "multi_task": "multi-task dialogues"}
 MULTI = "(multi-task)"
+SHARED_LABELS = frozenset({GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE})
+"""STAR's labels every task shares: a task selected only to use one of them is not being worked on."""
 
 
 @dataclass
@@ -77,16 +90,18 @@ class StarReport:
                 "queries": _query_scores(results)}
 
     def active_task(self) -> dict[str, Any]:
-        """How often, when the wizard selected a task, the engine was on that task too; also counted
-        over the selections that follow a message asking for something (not a bare greeting, thanks or
-        goodbye, after which wizards often clicked a task before the customer said anything about it)."""
+        """How often, when the wizard selected a task, the engine was on that task too. Also counted over
+        the selections that follow a message asking for something (not a bare greeting, thanks or
+        goodbye, after which wizards often clicked a task before the customer said anything about it),
+        and over the selections followed by a step of the task itself (not one of the labels every task
+        shares: a wizard saying goodbye picks any task to reach the goodbye button)."""
         picks = [p for r in self.results if r.dialogue.multi_task for p in r.task_picks]
         asked = [p for p in picks if not _small_talk(p.user)]
+        worked = [p for p in picks if p.gold not in SHARED_LABELS]
         misses = Counter((p.selected, p.engine or "(none)") for p in picks if not p.identified)
         return {"selections": len(picks), "identified": sum(p.identified for p in picks),
                 "accuracy": _share(sum(p.identified for p in picks), len(picks)),
-                "after_requests": {"selections": len(asked), "identified": sum(p.identified for p in asked),
-                                   "accuracy": _share(sum(p.identified for p in asked), len(asked))},
+                "after_requests": _picks(asked), "before_task_steps": _picks(worked),
                 "misses": [{"selected": s, "engine": e, "count": n} for (s, e), n in misses.most_common(10)]}
 
     def confusions(self, which: str = "all", top: int = 15) -> list[dict[str, Any]]:
@@ -107,6 +122,11 @@ class StarReport:
                 "labels_happy_single_task": self.labels(), "references": REFERENCES,
                 "errors": [{"dialogue": r.dialogue.id, "error": r.error} for r in self.results if r.error],
                 "skipped": dict(self.skipped), "notes": self.notes, "seconds": round(self.seconds, 1)}
+
+
+def _picks(picks: list[TaskPick]) -> dict[str, Any]:
+    hits = sum(p.identified for p in picks)
+    return {"selections": len(picks), "identified": hits, "accuracy": _share(hits, len(picks))}
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -264,10 +284,11 @@ def format_report(report: StarReport, confusions: int = 12) -> str:
                      f"API name right {_pct(q['api_name_accuracy'])}; "
                      f"slot values right {_pct(q['slot_value_accuracy'])}"
                      f" of {q['slot_values']}, all values right {_pct(q['all_values_right'])}")
-    a, r = d["active_task"], d["active_task"]["after_requests"]
+    a, r, w = d["active_task"], d["active_task"]["after_requests"], d["active_task"]["before_task_steps"]
     lines.append(f"active task identified in multi-task dialogues: {a['identified']}/{a['selections']} "
                  f"({_pct(a['accuracy'])}); after a message asking for something: {r['identified']}/"
-                 f"{r['selections']} ({_pct(r['accuracy'])})")
+                 f"{r['selections']} ({_pct(r['accuracy'])}); when the wizard's next step is the task's own "
+                 f"(not a shared greeting/closing label): {w['identified']}/{w['selections']} ({_pct(w['accuracy'])})")
     lines += ["", "most frequent errors (gold -> predicted), all dialogues:"]
     lines += [f"  {c['count']:5d}  {c['gold']} -> {c['predicted']}" for c in d["confusions"]["all"][:confusions]]
     if d["errors"]:

@@ -100,6 +100,7 @@ class TaskPick:
     selected: str
     engine: str | None
     user: str = ""
+    gold: str = ""  # the wizard's step right after selecting
 
     @property
     def identified(self) -> bool:
@@ -181,7 +182,7 @@ class Replay:
         if self.picked is not None:
             focus = self._focus(state)
             task = next((t for t, i in self.space.imports.items() if i.sop_id == focus), focus)
-            self.result.task_picks.append(TaskPick(self.picked, task, user or self.last_user))
+            self.result.task_picks.append(TaskPick(self.picked, task, user or self.last_user, gold))
             self.picked = None
         task = self.selected or self._task_of(gold, state) or "(none)"
         self.result.turns.append(Scored(task, gold, predicted, user))
@@ -424,14 +425,18 @@ class Replay:
 
     def _focus(self, state: SessionState | None) -> str | None:
         """The task the engine is on: a goal its last turns started and completed (a request finished in
-        one turn), else its active goal, else the goal those turns completed."""
+        one turn), else its active goal, else the goal those turns completed, else the goal it worked
+        on last (after a goodbye nothing is active, but the conversation was about that)."""
         if state is None:
             return None
         active, closed = state.active_goal, state.goals.get(self.just_closed)
         started = {op.get("goal_id") for op in self.turn_ops if op.get("op") in ("activate", "suspend_and_activate")}
         if closed is not None and (closed.id in started or active is None):
             return closed.type
-        return active.type if active is not None else None
+        if active is not None:
+            return active.type
+        last = max(state.goals.values(), key=lambda g: g.updated_at, default=None)
+        return last.type if last is not None else None
 
     def _state(self) -> SessionState | None:
         return self.orch.load_state(self.session)
