@@ -256,7 +256,8 @@ class SpecialistAgent:
             if name in SESSION_SLOTS:
                 continue
             if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
-                said = text.strip() if opening and st.describes and name not in goal.slots else \
+                said = text.strip() if opening and st.describes and name not in goal.slots \
+                    and _describes_more(text, sop) else \
                     person_name(text, asked=False) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 if said:
@@ -766,6 +767,17 @@ def _answers(result: Any, want: dict[str, str], avoid: dict[str, str]) -> bool:
     if want:
         return all(values.get(_norm_key(k)) == str(v).lower() for k, v in want.items())
     return any(values.get(_norm_key(k)) != str(v).lower() for k, v in avoid.items()) if avoid else True
+
+
+def _describes_more(text: str, sop: Sop) -> bool:
+    """Whether an opening message describes something beyond asking for the SOP ("someone took $500
+    from my account", not "I need to report a fraud on my account")."""
+    named = {T.stem(w) for w in T.tokens(sop.title)}
+    rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS]
+    return len(rest) >= DESCRIPTION_WORDS
+
+
+DESCRIPTION_WORDS = 2
 
 
 def _unknown(goal: Goal, name: str) -> bool:

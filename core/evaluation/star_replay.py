@@ -5,8 +5,11 @@ At every scored wizard turn the engine gets the history so far and names its nex
 * after customer messages, each message is one engine turn (``handle_message``: the engine's own
   perception, goal detection, slot extraction and step decision); the first step of the last
   turn is the prediction;
-* when the wizard acts again with no message in between, the active goal's step loop runs on a
-  copy of it (the engine's own step decision, nothing perceived).
+* when the wizard acts again with no message in between and has so far done what the engine did
+  in its last turn, the prediction is the engine's next step of that turn (it took several: a
+  query, then the answer; or one query per day while searching); once the wizard does something
+  else, the active goal's step loop runs on a copy of it (the engine's own step decision, nothing
+  perceived).
 
 Then the wizard's real action is laid over the session (teacher forcing): its task's goal becomes
 active, the goal moves to the chart step the wizard took (asked, told, or queried with the
@@ -141,6 +144,7 @@ class Replay:
         self.last_user = ""
         self.turn_ops: list[dict[str, Any]] = []
         self.just_finished = False  # the wizard's last step ended a flow (the engine would have closed it)
+        self.plan: list[str] = []  # the rest of the steps the engine took in its last turn, while the wizard agrees
 
     # ------------------------------------------------------------------ events
     def run(self) -> DialogueResult:
@@ -176,8 +180,12 @@ class Replay:
         user = " / ".join(self.pending)
         if self.pending:
             predicted, calls = self._engine_turns(rest)
+        elif self.plan:  # the wizard has done what the engine did so far: its next step is the engine's next one
+            predicted, calls = self.plan.pop(0), []
         else:
             predicted, calls = self._continue(), []
+        if gold != predicted:
+            self.plan = []
         state = self._state()
         if self.picked is not None:
             focus = self._focus(state)
@@ -209,7 +217,10 @@ class Replay:
                   and (start is None or gid not in start.goals or start.goals[gid].status != GoalStatus.DONE)]
         self.just_closed = closed[-1].id if closed else ""
         self.turn_ops = list(trace.get("stack_ops") or [])
-        return self._first_act(trace, before, after), list(trace.get("tool_calls") or [])
+        first = self._first_act(trace, before, after)
+        steps = [label for a in trace.get("actions") or [] if (label := self._label(a))]
+        self.plan = steps[1:] if steps and steps[0] == first else []
+        return first, list(trace.get("tool_calls") or [])
 
     def _script(self, rest: list[dict[str, Any]]) -> ToolScript:
         """Tool results for calls the engine makes now: the dialogue's coming results of that API, in order."""
