@@ -771,10 +771,10 @@ def _answers(result: Any, want: dict[str, str], avoid: dict[str, str]) -> bool:
 
 def _describes_more(text: str, sop: Sop) -> bool:
     """Whether an opening message describes something beyond asking for the SOP ("someone took $500
-    from my account", not "I need to report a fraud on my account")."""
+    from my account", "when are you open?", not "I need to report a fraud on my account")."""
     named = {T.stem(w) for w in T.tokens(sop.title)}
     rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS]
-    return len(rest) >= DESCRIPTION_WORDS
+    return len(rest) >= DESCRIPTION_WORDS or (bool(rest) and T.is_question(text))
 
 
 DESCRIPTION_WORDS = 2

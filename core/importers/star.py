@@ -312,7 +312,7 @@ def _triggers(names: list[str], capability: str) -> list[str]:
     if about:
         out += [about.group(1), f"I need help with {about.group(1)}"]
     elif cap:
-        out += [cap, f"can you {cap}", f"I want to {cap}"]
+        out += [cap, f"can you {cap}", f"please {cap}"]
     return list(dict.fromkeys(out))
 
 
