@@ -410,8 +410,9 @@ def offers_more(text: str) -> bool:
     return bool(OFFERS_MORE.search(text))
 
 
-CLAUSE_BREAK = re.compile(r"(?<=[.!?;])\s+|\s+(?:but|also|and also|oh and|by the way)\s+|,\s+(?:but|also|and|then)\s+|"
-                          r",\s+(?=(?:let'?s|let me|can you|could you|would you|please|i'?d like|i want|i need)\b)", re.I)
+CLAUSE_BREAK = re.compile(r"(?<=[.!?;])\s+|\s+(?:but|also|and also|oh and|by the way)\s+|,\s+(?:but|also|and|then)\s+"
+                          r"|,\s+(?=(?:let'?s|let me|can you|could you|would you|please|i'?d like|i want|i need)\b)",
+                          re.I)
 
 
 def clauses(text: str, min_tokens: int = 2) -> list[str]:

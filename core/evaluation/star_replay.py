@@ -145,6 +145,7 @@ class Replay:
         self.turn_ops: list[dict[str, Any]] = []
         self.just_finished = False  # the wizard's last step ended a flow (the engine would have closed it)
         self.plan: list[str] = []  # the rest of the steps the engine took in its last turn, while the wizard agrees
+        self.plan_calls: list[dict[str, Any]] = []  # the tool calls of those steps
 
     # ------------------------------------------------------------------ events
     def run(self) -> DialogueResult:
@@ -181,7 +182,8 @@ class Replay:
         if self.pending:
             predicted, calls = self._engine_turns(rest)
         elif self.plan:  # the wizard has done what the engine did so far: its next step is the engine's next one
-            predicted, calls = self.plan.pop(0), []
+            predicted = self.plan.pop(0)
+            calls = [self.plan_calls.pop(0)] if predicted == QUERY and self.plan_calls else []
         else:
             predicted, calls = self._continue(), []
         if gold != predicted:
@@ -220,7 +222,9 @@ class Replay:
         first = self._first_act(trace, before, after)
         steps = [label for a in trace.get("actions") or [] if (label := self._label(a))]
         self.plan = steps[1:] if steps and steps[0] == first else []
-        return first, list(trace.get("tool_calls") or [])
+        calls = list(trace.get("tool_calls") or [])
+        self.plan_calls = calls[1:] if first == QUERY else calls
+        return first, calls
 
     def _script(self, rest: list[dict[str, Any]]) -> ToolScript:
         """Tool results for calls the engine makes now: the dialogue's coming results of that API, in order."""

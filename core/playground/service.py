@@ -425,15 +425,24 @@ class Playground:
         task = Path(safe_filename(name)).stem
         if Path(name).suffix.lower() != ".json":
             raise UploadError(f"the flowchart must be the task's .json file, got {name!r}")
+        if api is None:
+            raise UploadError(f"{name}: upload the task's API schema (apis/{task}.json) with the flowchart")
+        api_name = safe_filename(api[0])
+        if Path(api_name).suffix.lower() != ".json":
+            raise UploadError(f"the API schema must be a .json file, got {api[0]!r}")
         with tempfile.TemporaryDirectory(prefix="sop-star-") as tmp:
-            folder = Path(tmp) / task
-            folder.mkdir()
-            (folder / f"{task}.json").write_bytes(data)
-            api_path = None
-            if api is not None:
-                api_path = Path(tmp) / f"api-{safe_filename(api[0])}"
-                api_path.write_bytes(api[1])
-            return self.import_star(folder, api_path)
+            root = Path(tmp) / "star"  # STAR's own layout, so nothing outside it is looked at
+            folder = root / "tasks" / task
+            folder.mkdir(parents=True)
+            flow_path = folder / f"{task}.json"
+            flow_path.write_bytes(data)
+            api_path = root / "apis" / api_name  # named as uploaded: the API keeps its own name
+            api_path.parent.mkdir()
+            api_path.write_bytes(api[1])
+            try:
+                return self.import_star(folder, api_path)
+            except UserInputError as exc:  # name the files as the user knows them, not the temporary copies
+                raise UploadError(str(exc).replace(str(flow_path), name).replace(str(api_path), api[0])) from exc
 
     # ------------------------------------------------------------------ store
     def inventory_frame(self) -> pd.DataFrame | None:

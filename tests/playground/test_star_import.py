@@ -89,9 +89,6 @@ def test_folder_import_keeps_the_demo_workspace_content(pg: Playground) -> None:
     assert "budget" in pg.send("s-demo", "Recommend a gaming mouse").reply.lower()  # the demo still works
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: import_star_upload saves the API schema as 'api-<name>.json' in a temp "
-                                       "folder, so the API (and tool) is named 'api-library_renew', not "
-                                       "'library_renew' as with the folder import")
 def test_upload_gives_the_same_sop_as_the_folder_import(ws_copy: Path, tmp_path: Path,
                                                         embedder: CachedEmbedder) -> None:
     other = tmp_path / "ws2"
@@ -117,7 +114,6 @@ def test_upload_imports_the_same_flow_and_the_chat_runs_it(pg: Playground, tmp_p
     assert result.saved, [str(p) for p in result.blocking]
     assert (imported.task, imported.sop_id) == ("library_renew", "library.renew")
     upload_sop = json.loads((pg.root / SOP).read_text(encoding="utf-8"))
-    # Everything but the tool's name (see the xfail above) is the folder import's.
     assert upload_sop["startNode"] == folder_sop["startNode"] and upload_sop["triggers"] == folder_sop["triggers"]
     assert list(upload_sop["nodes"]) == list(folder_sop["nodes"])
     assert {n: v.get("messageTemplate") for n, v in upload_sop["nodes"].items()} == \
@@ -135,7 +131,7 @@ def test_upload_imports_the_same_flow_and_the_chat_runs_it(pg: Playground, tmp_p
     (("library_renew.json", b'{"replies": {"a": "Hi"}}'), API, r"library_renew\.json: .*'graph'"),
     (("library_renew.json", b"[1, 2, 3]"), API, r"library_renew\.json: a STAR flowchart must be a JSON object"),
     (("library_renew.json", b"\x89PNG\r\n\x1a\n\x00\xff\xfe"), API, r"library_renew\.json: not UTF-8 text"),
-    (FLOW, None, r"library_renew: no API schema found"),
+    (FLOW, None, r"library_renew.json: upload the task's API schema"),
     (FLOW, ("library_renew.json", b"not json"), r"library_renew\.json:1:1: JSON syntax"),
     (FLOW, ("library_renew.json", b'{"output": []}'), r"library_renew\.json: .*'input' list"),
 ])
@@ -201,8 +197,6 @@ def test_a_task_folder_without_api_schema_is_refused(pg: Playground, tmp_path: P
     assert snapshot(pg.root) == before and pg.backups() == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an upload without an API schema is looked up beside the temp folder "
-                                       "(<tmpdir>/apis/<task>.json), so a server file there is silently used")
 def test_an_upload_without_api_never_reads_a_server_file(pg: Playground, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     tmpdir = tmp_path / "tmpdir"
@@ -210,7 +204,7 @@ def test_an_upload_without_api_never_reads_a_server_file(pg: Playground, tmp_pat
     (tmpdir / "apis" / "library_renew.json").write_bytes(API[1])
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     before = snapshot(pg.root)
-    with pytest.raises(UserInputError, match="no API schema found"):
+    with pytest.raises(UserInputError, match="upload the task's API schema"):
         pg.import_star_upload(FLOW, None)
     assert snapshot(pg.root) == before
 
