@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from core.text import format_money
 
 
-def is_item_list(obs: Any) -> bool:
+def is_item_list(obs: Any) -> TypeGuard[list[dict[str, Any]]]:
     """A list of inventory-like records."""
     return isinstance(obs, list) and bool(obs) and all(isinstance(o, dict) and "name" in o for o in obs)
 
 
-def is_kb_hits(obs: Any) -> bool:
+def is_kb_hits(obs: Any) -> TypeGuard[list[dict[str, Any]]]:
     """A list of knowledge-base hits."""
     return isinstance(obs, list) and bool(obs) and all(isinstance(o, dict) and "snippet" in o for o in obs)
 

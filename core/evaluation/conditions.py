@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as default
 from typing import Any
 
 from core.sop import expr
@@ -97,12 +98,12 @@ class Constraint:
 
     field: str
     allowed: set[str] | None = None  # normalised categorical values (None: any)
-    banned: set[str] = field(default_factory=set)
+    banned: set[str] = default(default_factory=set)
     low: float = float("-inf")
     high: float = float("inf")
     truth: bool | None = None
     numeric: bool = False
-    spellings: dict[str, str] = field(default_factory=dict)  # normalised -> as the SOP wrote it
+    spellings: dict[str, str] = default(default_factory=dict)  # normalised -> as the SOP wrote it
     conflict: bool = False  # merged from constraints no value can meet (yes and no at once)
 
 

@@ -12,7 +12,7 @@ import random
 import re
 import string
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from core.sop.graph import Node
 
@@ -88,6 +88,8 @@ AMBIGUOUS = re.compile(r"\b(back|wrong|change|redo|mistake|correct|fix|edit|prev
 SUBJECT = re.compile(r"^(?:.*?\band\s+)?(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:user|customer|seller|"
                      r"them)?\s*(?:to\s+(?:provide|give|share|enter|describe|choose)|for|about|if|whether|to)?\s*(.*)$",
                      re.I)
+
+Picked = TypeVar("Picked")
 
 
 @dataclass
@@ -183,7 +185,7 @@ class Phrasebook:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
-    def pick(self, items: list[str]) -> str:
+    def pick(self, items: list[Picked]) -> Picked:
         return items[self.rng.randrange(len(items))]
 
     def value(self, spec: InputSpec, context: dict[str, Any]) -> tuple[str, Any]:

@@ -103,7 +103,7 @@ class SyntheticReport:
     """The outcome of a synthetic evaluation; ``to_dict()`` is JSON-safe."""
 
     workspace: str
-    brain: str
+    brain: str | None
     seed: int
     sessions: int
     overall: Tally = field(default_factory=Tally)
@@ -146,7 +146,7 @@ class SyntheticReport:
 # ---------------------------------------------------------------------------- running
 
 
-def run_synthetic(workspace: str | Path, sessions: int = 220, seed: int = 7, brain: str = "rule",
+def run_synthetic(workspace: str | Path, sessions: int = 220, seed: int = 7, brain: str | None = "rule",
                   progress: Progress | None = None, *, embedder: CachedEmbedder | None = None,
                   loaded: Workspace | None = None) -> SyntheticReport:
     """Generate ``sessions`` synthetic sessions for a workspace's SOPs and grade the brain on them.
@@ -155,7 +155,7 @@ def run_synthetic(workspace: str | Path, sessions: int = 220, seed: int = 7, bra
         workspace: the workspace folder.
         sessions: how many sessions (spread evenly over the SOPs).
         seed: the same seed gives the same sessions and, for a deterministic brain, the same report.
-        brain: which brain runs the agent ("rule" offline).
+        brain: which brain runs the agent ("rule" offline; None: the default of ``build_orchestrator``).
         progress: called as ``progress(done, total)`` after each session.
         embedder: an embedder to share (tests, the playground); default: the workspace's cache.
         loaded: an already loaded workspace.
