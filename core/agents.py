@@ -390,9 +390,10 @@ class SpecialistAgent:
         value. True when the step was sent back to the tool."""
         search = goal.slots[SEARCH_KEY]
         node = sop.node(search["node"])
-        if node is None or goal.step != node.next:
-            if node is None or goal.step not in (node.id, *sop.reachable(node.id)) or goal.step is None:
-                goal.slots.pop(SEARCH_KEY, None)
+        if node is None or goal.step is None or goal.step not in (node.id, *sop.reachable(node.id)):
+            goal.slots.pop(SEARCH_KEY, None)  # the flow went elsewhere: the search is over
+            return False
+        if goal.step != node.next:  # the call is still to come
             return False
         result = goal.slots.get(node.result_key) if sop.format == "json" else (
             goal.memory[-1].observation if goal.memory else None)

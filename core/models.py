@@ -116,7 +116,7 @@ class Trace(BaseModel):
     stack_ops: list[dict[str, Any]] = Field(default_factory=list)
     actions: list[str] = Field(default_factory=list)
     act: str = ""  # what the reply did when no SOP step made it: greeting, thanks, goodbye, offer_more,
-    #                capabilities, kb_answer, reprompt, deferred, cancelled (evaluations map it to their labels)
+    #                capabilities, kb_answer, reprompt, cancelled (evaluations map it to their labels)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     denied: list[dict[str, Any]] = Field(default_factory=list)
     memory: dict[str, Any] = Field(default_factory=dict)

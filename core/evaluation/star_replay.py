@@ -260,7 +260,7 @@ class Replay:
             if label:
                 return label
         act = str(trace.get("act") or "")
-        if act in ("reprompt", "deferred") and after.active_goal is not None and after.active_goal.pending:
+        if act == "reprompt" and after.active_goal is not None and after.active_goal.pending:
             return after.active_goal.pending
         if act in ACT_LABELS:
             return ACT_LABELS[act]
