@@ -774,11 +774,13 @@ def _describes_more(text: str, sop: Sop) -> bool:
     """Whether an opening message describes something beyond asking for the SOP ("someone took $500
     from my account", "when are you open?", not "I need to report a fraud on my account")."""
     named = {T.stem(w) for w in T.tokens(sop.title)}
-    rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS]
+    rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS
+            and w not in REQUEST_WORDS and "'" not in w]  # "I'd like to submit a report"
     return len(rest) >= DESCRIPTION_WORDS or (bool(rest) and T.is_question(text))
 
 
 DESCRIPTION_WORDS = 2
+REQUEST_WORDS = frozenset("submit file make open start create raise lodge put place do like".split())
 
 
 def _unknown(goal: Goal, name: str) -> bool:
