@@ -257,7 +257,7 @@ class SpecialistAgent:
                 continue
             if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
                 said = text.strip() if opening and st.describes and name not in goal.slots \
-                    and _describes_more(text, sop) else \
+                    and _describes_more(corrected, sop) else \
                     person_name(text, asked=False) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 if said:
@@ -773,6 +773,8 @@ def _answers(result: Any, want: dict[str, str], avoid: dict[str, str]) -> bool:
 def _describes_more(text: str, sop: Sop) -> bool:
     """Whether an opening message describes something beyond asking for the SOP ("someone took $500
     from my account", "when are you open?", not "I need to report a fraud on my account")."""
+    greeting = T.GREETING.match(text.strip())
+    text = text.strip()[greeting.end():] if greeting else text  # "good morning, ..." describes nothing yet
     named = {T.stem(w) for w in T.tokens(sop.title)}
     rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS
             and w not in REQUEST_WORDS and "'" not in w]  # "I'd like to submit a report"

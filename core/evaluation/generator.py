@@ -22,8 +22,10 @@ Failure rules (ARCHITECTURE.md §3 and the paper §3), the reference the agent i
   answered one), forgetting what it and every later question collected; the call's run count is
   kept, and when the call has already run three times the goal ends gracefully instead.
 - A step about to run a fourth time without the flow getting past it ends the goal gracefully.
-- The opening message fills the free-text slots it describes and any self-identifying value it
-  contains (an amount, a listed category or brand, an email, an id of the expected shape).
+- The opening message fills the free-text slots it describes (when it says more than the SOP's
+  title: two words beyond it, or one in a question; "I need help: fix a device problem" describes
+  nothing) and any self-identifying value it contains (an amount, a listed category or brand, an
+  email, an id of the expected shape).
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ from core.evaluation import conditions as C
 from core.evaluation.data import DataIndex, Table
 from core.evaluation.inputs import AMBIGUOUS, InputSpec, Phrasebook, opening, read_spec
 from core.sop.graph import SESSION_SLOTS, Node, Sop
+
+PLAIN_WORDS = frozenset("""
+a an the i me my we our you your it is are be to of in on at for with about and or but so this that
+hi hello hey good morning there please help need want like can could would will just can you
+""".split())
+"""Greetings, pronouns and asking words: an opening made only of these and the SOP's title describes nothing."""
 
 MAX_RUNS = 3
 EXTERNAL_KNOWLEDGE = "seek external knowledge"
@@ -111,6 +119,12 @@ class SopContext:
     def spec(self, node: Node) -> InputSpec:
         return self.specs[node.id]
 
+    def _describes(self, low: str) -> bool:
+        title = {w[:5] for w in re.findall(r"[a-z]+", self.sop.title.lower())}
+        extra = [w for w in re.findall(r"[a-z][a-z']*", low)
+                 if w not in PLAIN_WORDS and "'" not in w and w[:5] not in title]
+        return len(extra) >= 2 or (bool(extra) and "?" in low)
+
     def volunteered(self, text: str) -> dict[str, Any]:
         """Slots an opening message fills, by the generator's reading (see the module's rules)."""
         found: dict[str, Any] = {}
@@ -124,7 +138,7 @@ class SopContext:
 
     def _value_in(self, spec: InputSpec, text: str, low: str) -> Any:
         if spec.kind == "text":
-            return text
+            return text if self._describes(low) else None
         if spec.kind == "money":
             m = re.search(r"(?<![\w-])(\d[\d,]*(?:\.\d+)?)\s*(k)?\b", low)
             return float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1) if m else None
