@@ -782,7 +782,7 @@ def _describes_more(text: str, sop: Sop) -> bool:
 
 
 DESCRIPTION_WORDS = 2
-REQUEST_WORDS = frozenset("submit file make open start create raise lodge put place do like".split())
+REQUEST_WORDS = frozenset("submit file make create raise lodge do like".split())
 
 
 def _unknown(goal: Goal, name: str) -> bool:
