@@ -362,8 +362,8 @@ class SpecialistAgent:
                                                              if k in types and types[k].kind == "option"}}
                 want = {k: v for k, v in named.items() if k != name and _unknown(goal, k)}
                 goal.slots.update({k: v for k, v in named.items() if k != name and k not in want})
-                args = {_norm_key(a) for a in node.arg_map}
-                avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and _norm_key(k) not in args}
+                args = {T.squash(a) for a in node.arg_map}
+                avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and T.squash(k) not in args}
                 goal.slots[SEARCH_KEY] = {"node": node.id, "slot": name, "tried": [current], "want": want,
                                           "avoid": avoid, "param": param}
                 goal.slots[name] = _after(st.vocab, current)
@@ -376,8 +376,8 @@ class SpecialistAgent:
         out = {}
         said = {T.stem(w) for w in T.words(text)}
         types = self.types(sop)
-        known = {_norm_key(n) for n in types}
-        vocabs = {**{k: v for k, v in self.env.result_values.get(sop.id, {}).items() if _norm_key(k) not in known},
+        known = {T.squash(n) for n in types}
+        vocabs = {**{k: v for k, v in self.env.result_values.get(sop.id, {}).items() if T.squash(k) not in known},
                   **{name: st.vocab for name, st in types.items() if st.kind == "option"}}
         for name, vocab in vocabs.items():
             hit = next((v for v in vocab if T.stem(v) in said or f" {v.lower()} " in f" {text.lower()} "), None)
@@ -755,19 +755,15 @@ def _after(vocab: list[str], value: str) -> str:
     return vocab[(vocab.index(value) + 1) % len(vocab)]
 
 
-def _norm_key(key: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", key.lower())
-
-
 def _answers(result: Any, want: dict[str, str], avoid: dict[str, str]) -> bool:
     """Whether a search's result answers the customer: it has every wanted value, or (nothing wanted)
     one of its values differs from where the search started."""
     if not isinstance(result, dict) or not result or result.get("found") is False:
         return False
-    values = {_norm_key(k): str(v).lower() for k, v in result.items()}
+    values = {T.squash(k): str(v).lower() for k, v in result.items()}
     if want:
-        return all(values.get(_norm_key(k)) == str(v).lower() for k, v in want.items())
-    return any(values.get(_norm_key(k)) != str(v).lower() for k, v in avoid.items()) if avoid else True
+        return all(values.get(T.squash(k)) == str(v).lower() for k, v in want.items())
+    return any(values.get(T.squash(k)) != str(v).lower() for k, v in avoid.items()) if avoid else True
 
 
 def _describes_more(text: str, sop: Sop) -> bool:

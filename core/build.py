@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,19 +176,15 @@ def slot_types(sops: list[Sop], vocab: Vocabulary) -> dict[str, dict[str, SlotTy
 def result_values(ws: Workspace) -> dict[str, dict[str, list[str]]]:
     """Per SOP, the values each field of its tools can take, where the GAR lists them ("the weather, one
     of Raining, Snowing, Sunny…"), so "when will it be sunny?" can be read against a result's fields."""
-    listed = {_key(p.name): opts for r in ws.files.gar if r.has("ask_user_input")
+    listed = {T.squash(p.name): opts for r in ws.files.gar if r.has("ask_user_input")
               for p in r.params if (opts := listed_options(r.metadata))}
     out: dict[str, dict[str, list[str]]] = {}
     for sop in ws.sops:
         fields = {p.name for n in sop.nodes.values() if n.tool in ws.tools for p in ws.tools[n.tool].spec.params}
-        found = {f.rstrip("?"): listed[_key(f)] for f in fields if _key(f) in listed}
+        found = {f.rstrip("?"): listed[T.squash(f)] for f in fields if T.squash(f) in listed}
         if found:
             out[sop.id] = found
     return out
-
-
-def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state_url: str | None = None,

@@ -58,6 +58,12 @@ def singular(word: str) -> str:
     return w
 
 
+def squash(text: str) -> str:
+    """Lower-case letters and digits only, so spellings of one name meet ("TemperatureCelsius",
+    "temperature_celsius"; "7pm", "7 pm")."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
 STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "ed", "es", "s", "e")
 
 
@@ -399,7 +405,6 @@ def wants_it_now(text: str) -> bool:
     """The customer wants a new request handled before the current one ("can you check my balance first?",
     "actually, let's check the weather"): a change of mind, not a request for later."""
     return bool(NOW.search(text))
-
 
 
 OFFERS_MORE = re.compile(r"\banything else\b|\bhelp (you )?with anything\b|\bother questions?\b", re.I)

@@ -26,12 +26,12 @@ means the same day to both.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from core import text as T
 from core.agents import AgentRunRequest
 from core.evaluation.metrics import accuracy
 from core.goals import GoalOps
@@ -43,7 +43,6 @@ from core.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Tr
 from core.orchestrator import Orchestrator
 from core.sop.expr import lookup
 from core.sop.graph import Node, Sop
-from core.text import WEEKDAYS
 from core.tools.gateway import ToolScript
 
 GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE = "hello", "anything_else", "goodbye_1", "out_of_scope"
@@ -152,8 +151,8 @@ class Replay:
         """Replay every event in order; the result holds each scored step."""
         envs = {id(a.env): a.env for a in self.orch.agents.values()}
         clocks = {k: env.today for k, env in envs.items()}
-        if self.d.today in WEEKDAYS:  # the wizard's calendar: "today" for the engine too
-            day = REFERENCE_MONDAY + timedelta(days=WEEKDAYS.index(self.d.today))
+        if self.d.today in T.WEEKDAYS:  # the wizard's calendar: "today" for the engine too
+            day = REFERENCE_MONDAY + timedelta(days=T.WEEKDAYS.index(self.d.today))
             for env in envs.values():
                 env.today = _fixed(day)
         try:
@@ -499,14 +498,11 @@ def _latest_open(state: SessionState | None, sop_id: str) -> Goal | None:
     return found[-1] if found else None
 
 
-NORM = re.compile(r"[^a-z0-9]+")
-
-
 def _same(a: Any, b: Any) -> bool:
     """Values equal once case, spacing and punctuation are ignored ("7pm" = "7 pm", 30 = "30")."""
     if a is None or b is None:
         return a is b
-    return NORM.sub("", str(a).lower()) == NORM.sub("", str(b).lower())
+    return T.squash(str(a)) == T.squash(str(b))
 
 
 class ReplayStore:
