@@ -347,7 +347,7 @@ class SpecialistAgent:
         for node in sop.nodes.values():
             if not node.tool:
                 continue
-            for param, src in node.arg_map.items():
+            for src in node.arg_map.values():
                 name = src[len("context."):] if src.startswith("context.") else ""
                 name = name.rstrip("?")
                 st = types.get(name)
@@ -365,7 +365,7 @@ class SpecialistAgent:
                 args = {T.squash(a) for a in node.arg_map}
                 avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and T.squash(k) not in args}
                 goal.slots[SEARCH_KEY] = {"node": node.id, "slot": name, "tried": [current], "want": want,
-                                          "avoid": avoid, "param": param}
+                                          "avoid": avoid}
                 goal.slots[name] = _after(st.vocab, current)
                 goal.step, goal.pending = node.id, None
                 return name

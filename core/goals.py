@@ -20,10 +20,17 @@ class GoalOps:
 
     def new_goal(self, goal_type: str, priority: int) -> Goal:
         """Create a goal (not yet scheduled)."""
-        n = len(self.state.goals) + 1
-        goal = Goal(id=f"g{n}", type=goal_type, priority=priority)
+        goal = self.draft(goal_type, priority)
         self.state.goals[goal.id] = goal
         return goal
+
+    def draft(self, goal_type: str, priority: int) -> Goal:
+        """The goal :meth:`new_goal` would create, not yet part of the session (see :meth:`add`)."""
+        return Goal(id=f"g{len(self.state.goals) + 1}", type=goal_type, priority=priority)
+
+    def add(self, goal: Goal) -> None:
+        """Make a drafted goal part of the session (not yet scheduled)."""
+        self.state.goals[goal.id] = goal
 
     def activate(self, goal: Goal) -> None:
         """Make a goal active when nothing is active."""

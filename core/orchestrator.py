@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,7 @@ class Orchestrator:
         self.settings = settings
         self.store_name = store_name
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
+        self._subjects = _subjects(sops)
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
@@ -352,18 +354,9 @@ class Orchestrator:
         return None
 
     def _topic_sops(self, text: str) -> set[str]:
-        """SOPs whose subject the message names: a word of its title (or of a trigger of three words at
-        most) no other SOP uses ("my balance", "a weather report", "reserve a table")."""
+        """SOPs whose subject the message names ("my balance", "a weather report", "reserve a table")."""
         said = {T.stem(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
-        names = {sid: " ".join([sop.title, *(g for g in sop.triggers if len(T.tokens(g)) <= 3)])
-                 for sid, sop in self.sops.items()}  # the title and keyword-like triggers
-        topics = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in REQUEST_VERBS}
-                  for sid, name in names.items()}
-        counts: dict[str, int] = {}
-        for ws in topics.values():
-            for w in ws:
-                counts[w] = counts.get(w, 0) + 1
-        return {sid for sid, ws in topics.items() if any(counts[w] == 1 for w in ws & said)}
+        return {sid for sid, words in self._subjects.items() if words & said}
 
     def _named_sops(self, text: str) -> set[str]:
         """SOPs one of whose questions lists a value the message names ("a table at Lucca")."""
@@ -387,14 +380,7 @@ class Orchestrator:
             else:
                 self._run_active(t)
             return
-        goal = t.ops.new_goal(sop.id, sop.priority)
-        goal.step = sop.start
-        if t.state.customer_id:
-            goal.slots.update({k: t.state.customer_id for k in SESSION_SLOTS & set(sop.slot_names())})
-        told = self.already_told(t.state, sop)
-        if told:
-            goal.slots.update(told)
-            t.trace.decisions.append(f"already told in this session: {', '.join(sorted(told))}")
+        goal = self._fresh_goal(t, sop)
         self._volunteered(t, goal, sop, opening=True)
         t.trace.decisions.append(f"new goal {sop.id} (priority {sop.priority})")
         if active is None:
@@ -409,6 +395,19 @@ class Orchestrator:
             why = "asked for while a question was pending" if active.pending else f"{active.type} waits for no answer"
             t.trace.decisions.append(f"{sop.id} now ({why}): suspend {active.type}")
         self._run_active(t)
+
+    def _fresh_goal(self, t: Turn, sop: Sop) -> Goal:
+        """A new goal of ``sop`` at its start, with what the session already told it (signed-in customer,
+        earlier answers)."""
+        goal = t.ops.new_goal(sop.id, sop.priority)
+        goal.step = sop.start
+        if t.state.customer_id:
+            goal.slots.update({k: t.state.customer_id for k in SESSION_SLOTS & set(sop.slot_names())})
+        told = self.already_told(t.state, sop)
+        if told:
+            goal.slots.update(told)
+            t.trace.decisions.append(f"already told in this session: {', '.join(sorted(told))}")
+        return goal
 
     def _several_requests(self, t: Turn, target: Sop) -> Sop:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the
@@ -429,12 +428,8 @@ class Orchestrator:
             return target
         now = self.sops[first] if first is not None else target
         for sop_id in reversed([a for a in asked if a != now.id]):  # the earliest named resumes first
-            sop = self.sops[sop_id]
-            goal = t.ops.new_goal(sop.id, sop.priority)
-            goal.step, goal.sop_version = sop.start, sop.version
-            goal.slots.update(self.already_told(t.state, sop))
-            t.ops.defer(goal)
-            t.trace.decisions.append(f"also asked for {sop.id}: it waits until {now.id} is done")
+            t.ops.defer(self._fresh_goal(t, self.sops[sop_id]))
+            t.trace.decisions.append(f"also asked for {sop_id}: it waits until {now.id} is done")
         return now
 
     def _keep_answer(self, t: Turn, goal: Goal) -> None:
@@ -725,16 +720,22 @@ class Orchestrator:
         said = [m.text for m in t.state.history[:-1] if m.role == "assistant"]
         return bool(said) and T.offers_more(said[-1])
 
-    def _reopen(self, t: Turn) -> bool:
-        """A follow-up that changes what the goal finished last used ("and for Friday?", "what about
-        Detroit?") runs that SOP again with the change and everything else it knew. True when it did."""
+    def _last_completed(self, t: Turn) -> tuple[Goal, Sop, SpecialistAgent] | None:
+        """The goal completed last in this session, its SOP and its agent."""
         done = [g for g in t.state.goals.values() if g.status == GoalStatus.DONE and g.outcome == "completed"]
         last = max(done, key=lambda g: g.updated_at, default=None)
         sop = self.sops.get(last.type) if last is not None else None
         agent = self._agent(last) if last is not None else None
+        return (last, sop, agent) if last is not None and sop is not None and agent is not None else None
+
+    def _reopen(self, t: Turn) -> bool:
+        """A follow-up that changes what the goal finished last used ("and for Friday?", "what about
+        Detroit?") runs that SOP again with the change and everything else it knew. True when it did."""
+        found = self._last_completed(t)
         p = t.perception
-        if last is None or sop is None or agent is None or p.greeting or p.thanks:
+        if found is None or p.greeting or p.thanks:
             return False
+        last, sop, agent = found
         said = agent.extract_volunteered(last, sop, p.text, opening=False)
         if not (p.question or T.REQUEST.search(p.text) or _explained_by(p.text, said)):
             return False  # "well at least it's better in LA tomorrow": a comment, not a new request
@@ -755,20 +756,17 @@ class Orchestrator:
     def _search_follow_up(self, t: Turn) -> bool:
         """"When will it be nice again?" after a result: the SOP finished last runs again from its tool,
         over the next days or times, until a result answers (see ``SpecialistAgent.start_search``)."""
-        done = [g for g in t.state.goals.values() if g.status == GoalStatus.DONE and g.outcome == "completed"]
-        last = max(done, key=lambda g: g.updated_at, default=None)
-        sop = self.sops.get(last.type) if last is not None else None
-        agent = self._agent(last) if last is not None else None
-        if last is None or sop is None or agent is None:
+        found = self._last_completed(t)
+        if found is None:
             return False
+        last, sop, agent = found
         said = agent.extract_volunteered(last, sop, t.perception.text, opening=False)
-        goal = t.ops.new_goal(sop.id, sop.priority)
+        goal = t.ops.draft(sop.id, sop.priority)
         goal.slots = {k: v for k, v in last.slots.items() if not k.startswith("_")}
         wanted = agent.start_search(goal, sop, t.perception.text, given=said)
         if wanted is None:
-            del t.state.goals[goal.id]
-            t.ops.ops = [op for op in t.ops.ops if op.get("goal_id") != goal.id]
             return False
+        t.ops.add(goal)
         t.ops.activate(goal)
         t.trace.decisions.append(f"follow-up to the finished {sop.id}: looking up the next {wanted} values")
         self._run_active(t)
@@ -901,6 +899,16 @@ class Orchestrator:
 
 
 MAX_MESSAGE_CHARS = 4000
+
+
+def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
+    """Per SOP, the stems of the words of its title (or of a trigger of three words at most) that no other
+    SOP uses."""
+    names = {s.id: " ".join([s.title, *(g for g in s.triggers if len(T.tokens(g)) <= 3)]) for s in sops}
+    stems = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in REQUEST_VERBS}
+             for sid, name in names.items()}
+    counts = Counter(w for words in stems.values() for w in words)
+    return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
 
 
 def _only_social(t: Turn) -> bool:
