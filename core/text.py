@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from core import lexicons as LEX
+
 STOPWORDS = frozenset("""
 a an the i me my mine we our you your it its it's is are was were be been am do does did have has had
 to of in on at for with from by about as into like than then so and or but if not no yes this that these
@@ -177,28 +179,28 @@ QUESTION_START = re.compile(
 QUESTION_INSIDE = re.compile(r"\b(tell me|wondering|i wonder|explain|do you know|any idea|"
                              r"(not sure|don'?t know|no idea|no clue) (how|what|where|which|why|when)|"
                              r"can'?t find|cannot find|unable to find|help me (find|with|understand))\b", re.I)
-YES = re.compile(r"^(yes|yeah|yep|yup|ya|y|sure|ok|okay|correct|right|affirmative|of course|absolutely|certainly|"
-                 r"definitely|that's right|please do|go ahead|sounds good)\b", re.I)
-NO = re.compile(r"^(no|nope|nah|n|not really|negative|i don't|i dont|i do not|i haven't|i have not|i can't|i cannot|"
-                r"don't have|never|it isn't|it is not|none|unfortunately not|sadly not)\b", re.I)
-WEAK_YES = re.compile(r"\b(i (still )?(do|have|can)|still (have|do|can|use|got)|i've got|got it)\b", re.I)
-NEGATIVE = re.compile(r"\b(no|not|never|no longer|nothing|none|don'?t|doesn'?t|didn'?t|haven'?t|hasn'?t|can'?t|cannot|"
-                      r"couldn'?t|won'?t|isn'?t|aren'?t|lost|forgot|forgotten|unable|without)\b", re.I)
-UNSURE = re.compile(r"\b(not sure|unsure|don'?t know|no idea|maybe|perhaps|not certain|can'?t remember|it depends|"
-                    r"no clue)\b", re.I)
-LEAD_FILLER = re.compile(r"^(?:(?:well|um+|uh+|hmm+|oh|ah|so|actually|honestly|hi|hello|hey|sorry|ok|okay)"
-                         r"[\s,.!]+(?=\S))+", re.I)
-CANCEL = re.compile(r"\b(never ?mind|nevermind|forget (it|about it|that)|cancel( (it|that|this))?|stop (it|this)|"
-                    r"drop it|not interested|no longer need|don't need (it|that) anymore|scratch that)\b", re.I)
-GREETING = re.compile(r"^(hi+|hello+|hel+o|hey+|hiya|hullo|hallo|good (morning|afternoon|evening)|howdy|greetings|yo|"
-                      r"sawasdee|สวัสดี)\b", re.I)
-THANKS = re.compile(r"^(thanks|thank you|thx|ty|cheers|great,? thanks|perfect|awesome|cool)\b", re.I)
-CORRECTION = re.compile(r"\b(actually|instead|rather|change (it|that|my)|make it|i meant|sorry,? i meant|no,? it's|"
-                        r"correction|switch to|update (it|my))\b", re.I)
-GO_BACK = re.compile(r"\b(go back|back to|previous (step|question|answer)|last (question|answer|step)|start over|"
-                     r"from the (beginning|start)|redo|re-?do|re-?enter|re-?type|change (my|the|that|what i)|"
-                     r"wrong|made a mistake|mistake in|correct (my|the|that|what)|fix (my|the|that)|"
-                     r"edit (my|the|that))\b", re.I)
+L0, L1 = r"(?<![\w\u0E00-\u0E7F])", r"(?![\w\u0E00-\u0E7F])"  # word edges that also hold for Thai
+
+
+def _lex(key: str, *, start: bool = False) -> re.Pattern[str]:
+    """A lexicon list (core/lexicons/*.yaml, every language) as a pattern: anywhere, or at the start."""
+    body = f"({LEX.alternation(key)})" if LEX.phrases(key) else r"(?!x)x"
+    return re.compile(("^" if start else L0) + body + L1, re.I)
+
+
+YES = _lex("affirm", start=True)
+NO = _lex("deny", start=True)
+WEAK_YES = _lex("weak_yes")
+NEGATIVE = _lex("negative")
+UNSURE = _lex("unsure")
+LEAD_FILLER = re.compile(rf"^(?:({LEX.alternation('lead_filler')})[\s,.!]+(?=\S))+", re.I)
+CANCEL = _lex("cancel")
+CANCEL_ENDS = re.compile(rf"^\s*(?:[,.!;:]|$|({LEX.alternation('cancel_tail')}){L1})", re.I)
+GREETING = _lex("greeting", start=True)
+THANKS = _lex("thanks", start=True)
+CORRECTION = _lex("correction")
+GO_BACK = _lex("go_back")
+INSTRUCTION = _lex("instructions")
 WH_WORD = re.compile(r"\b(what|how|where|why|when|which|who|whom|whose)\b", re.I)  # "how do I change it?" asks
 
 
@@ -214,7 +216,7 @@ def yes_no(text: str) -> bool | None:
     An explicit yes/no at the start decides; otherwise a negation ("I lost access to it")
     means no and a plain affirmation ("I still have it") means yes.
     """
-    t = LEAD_FILLER.sub("", text.strip().lower())
+    t = LEAD_FILLER.sub("", LEX.segment(text.strip().lower()))
     if UNSURE.search(t) or is_question(t):
         return None
     if NO.match(t):
@@ -239,7 +241,9 @@ def is_go_back(text: str) -> bool:
 def is_cancel(text: str) -> bool:
     """Whether the customer abandons the current request ("never mind", "cancel that"); not a story
     about cancelling ("before I could cancel it")."""
-    return any(not NARRATED.search(text[: m.start()]) for m in CANCEL.finditer(text))
+    text = LEX.segment(text)
+    return any(not NARRATED.search(text[: m.start()]) and CANCEL_ENDS.match(text[m.end():])
+               for m in CANCEL.finditer(text))
 
 
 NARRATED = re.compile(r"\b(could|couldn'?t|would|wouldn'?t|did|didn'?t|was|were|had|tried to|trying to|before i|"
@@ -248,13 +252,14 @@ NARRATED = re.compile(r"\b(could|couldn'?t|would|wouldn'?t|did|didn'?t|was|were|
 
 def is_greeting(text: str) -> bool:
     """A greeting with little else in it."""
-    return bool(GREETING.match(text.strip())) and len(words(text)) <= 4
+    t = LEX.segment(text.strip())
+    return bool(GREETING.match(t)) and len(words(t)) <= 4 and len(t.split()) <= 6
 
 
 def is_thanks(text: str) -> bool:
     """A thank-you with little else in it, or a short message that thanks and asks nothing
     ("Awesome! I can buy a lot more beer, thank you!")."""
-    t = text.strip()
+    t = LEX.segment(text.strip())
     if THANKS.match(t) and len(words(t)) <= 5:
         return True
     return bool(THANKS_ANYWHERE.search(t)) and len(words(t)) <= 15 and not is_question(t) and not REQUEST.search(t)
@@ -325,13 +330,9 @@ REQUEST = re.compile(r"\b((i|we)('d|'ll| would| will)?(\s+(also|really|just|stil
                      r"how about)\b|(^|[.!?]\s+)((now|actually|ok|okay|so|then|oh|well|also|and),?\s+)?"
                      r"(book|reserve|check|find|get|show|tell|give|make|try|look up|"
                      r"search|send|order|renew|compare)\b", re.I)
-THANKS_ANYWHERE = re.compile(r"\b(thanks|thank you|thank u|thx|much appreciated|appreciate it)\b", re.I)
-FAREWELL = re.compile(r"\b(good ?bye|bye( bye)?|see you|see ya|farewell|take care|"
-                      r"have a (good|nice|great|lovely|wonderful) (day|one|night|evening|weekend)|"
-                      r"that'?s (all|it|everything)( for (now|today))?|that is (all|it|everything)|"
-                      r"(that|this) (should|will|would) be (all|it|everything)|that'?ll be (all|it)|nothing else|"
-                      r"i'?m (all )?(done|set|good|fine)( now)?|all set|no more questions)\b", re.I)
-DECLINE_MORE = re.compile(r"^(no|nope|nah|not really|no thanks?|no thank you|no,? that'?s (all|it))\b", re.I)
+THANKS_ANYWHERE = _lex("thanks_anywhere")
+FAREWELL = _lex("farewell")
+DECLINE_MORE = _lex("decline_more", start=True)
 UNABLE = re.compile(r"\b((don'?t|do not|doesn'?t|didn'?t|can'?t|cannot|can not|couldn'?t|could not|no longer)"
                     r"(\s+(seem to|really|quite|even|actually|exactly|currently))?\s+(know|remember|recall|"
                     r"have|find|recollect|see|access)|forgot|forget|forgotten|lost|misplaced|no idea|no clue|not sure|"
@@ -341,7 +342,7 @@ CLOCK = re.compile(r"\b(\d{1,2})(?:[:.]00)?\s*([ap])\.?\s*m\b\.?", re.I)
 
 def is_farewell(text: str) -> bool:
     """The customer closes the conversation ("No thanks, goodbye!", "that's all", "I'm good")."""
-    t = text.strip()
+    t = LEX.segment(text.strip())
     return bool(FAREWELL.search(t)) and not t.endswith("?") and len(words(t)) <= 20
 
 
@@ -379,9 +380,8 @@ def name_days(text: str, today: date) -> str:
     return RELATIVE_DAY.sub(day, text)
 
 
-UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                                    "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
-TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+UNITS = {w: i for lx in LEX.lexicons() for i, w in enumerate(lx.get("units"))}
+TENS = {w: 10 * (i + 2) for lx in LEX.lexicons() for i, w in enumerate(lx.get("tens"))}
 NUMBER_WORDS = re.compile(r"\b(?:(" + "|".join(TENS) + r")(?:[\s-]+(" + "|".join(w for w in UNITS if UNITS[w] < 10)
                           + r"))?|(" + "|".join(UNITS) + r"|a dozen|dozen))\b", re.I)
 
@@ -397,8 +397,7 @@ def word_number(text: str) -> int | None:
     return 12 if "dozen" in word else UNITS[word]
 
 
-NOW = re.compile(r"\b(first|before (that|this|then|we|you|i|doing|going|booking|the)|right now|right away|immediately|"
-                 r"straight away|asap|actually|instead|change of plans?|on second thought)\b", re.I)
+NOW = _lex("now")
 
 
 def wants_it_now(text: str) -> bool:
@@ -407,7 +406,7 @@ def wants_it_now(text: str) -> bool:
     return bool(NOW.search(text))
 
 
-OFFERS_MORE = re.compile(r"\banything else\b|\bhelp (you )?with anything\b|\bother questions?\b", re.I)
+OFFERS_MORE = _lex("offers_more")
 
 
 def offers_more(text: str) -> bool:

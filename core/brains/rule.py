@@ -150,11 +150,17 @@ def _field_condition(core: str, obs: Any) -> bool | None:
     if not m:
         return None
     key_words = set(T.words(m.group(1)))
-    for key, value in obs.items():
-        if key_words and key_words <= set(T.words(str(key).replace("_", " "))):
-            alts = [a.strip() for a in re.split(r",|\bor\b", m.group(2)) if a.strip()]
-            return any(_norm(a) == _norm(str(value)) for a in alts)
-    return None
+    alts = [_norm(a) for a in re.split(r",|\bor\b", m.group(2)) if a.strip()]
+    named = [v for k, v in obs.items() if key_words and key_words <= set(T.words(str(k).replace("_", " ")))]
+    if not named:
+        return None
+    if any(_norm(str(v)) in alts for v in named):
+        return True
+    # "the order is delivered" against {order_id: .., status: delivered}: the subject names the record
+    # (its id field), not the field judged; the values decide
+    if any(_norm(str(v)) in alts for v in obs.values() if isinstance(v, str)):
+        return None
+    return False
 
 
 def _observed_number(cond: str, obs: Any) -> float | None:

@@ -198,8 +198,13 @@ class _Reader:
                     flow.answers[node], yes_no = yes_no, []
                     progress = True
                     break
+        placed = [n for n in self._order(flow) if n != flow.start]
         for o in [*(o for g in groups for o in g), *yes_no]:
-            self.notes.append(f"outcome {o.id!r} follows no step of the chart; left out")
+            base = next((n for n in placed if o.id != n and o.id.startswith(n)), None)
+            if base is not None:  # "provide_status_update" beside "provide_status": another wording of that step
+                self.notes.append(f"outcome {o.id!r} is a variant of {base!r}; {base!r} stands for it")
+            else:
+                self.notes.append(f"outcome {o.id!r} follows no step of the chart; left out")
 
     # ------------------------------------------------------------------ nodes
     def _classify(self, flow: Flow) -> None:

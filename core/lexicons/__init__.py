@@ -1,0 +1,88 @@
+"""Per-language lexicons: yes/no, cancel, greetings, thanks, go back, number words, value frames.
+
+Each ``<language>.yaml`` file here holds the general words of one language (never a store's, a
+product's or an SOP's). All files are loaded together: a phrase list of the engine is the union of
+that list over the languages, so a customer may write in any of them. Messages in a script that has
+no spaces between words (Thai) are segmented first (:func:`segment`), and the lexicon writes such
+phrases with spaces between their words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "cancel", "cancel_tail", "greeting",
+         "thanks", "thanks_anywhere", "farewell", "decline_more", "correction", "go_back", "now", "offers_more",
+         "value_frames", "units", "tens", "instructions")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """One language's lists."""
+
+    language: str
+    name: str
+    script: re.Pattern[str]
+    lists: dict[str, tuple[str, ...]]
+
+    def get(self, key: str) -> tuple[str, ...]:
+        return self.lists.get(key, ())
+
+
+def _load(path: Path) -> Lexicon:
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    lists = {k: tuple(str(x) for x in data.get(k) or []) for k in LISTS}
+    return Lexicon(str(data.get("language") or path.stem), str(data.get("name") or path.stem),
+                   re.compile(str(data.get("script") or r"[A-Za-z]")), lists)
+
+
+@cache
+def lexicons() -> tuple[Lexicon, ...]:
+    """Every language file, English first."""
+    paths = sorted(HERE.glob("*.yaml"), key=lambda p: (p.stem != "en", p.stem))
+    return tuple(_load(p) for p in paths)
+
+
+def lexicon(language: str) -> Lexicon:
+    """One language's lexicon (English when the language has no file)."""
+    found = {lx.language: lx for lx in lexicons()}
+    return found.get(language) or found["en"]
+
+
+def phrases(key: str) -> list[str]:
+    """A list over all languages, longest first (so "no thanks" is tried before "no")."""
+    out = {p for lx in lexicons() for p in lx.get(key)}
+    return sorted(out, key=len, reverse=True)
+
+
+def alternation(key: str) -> str:
+    """A list over all languages as one regular-expression alternation."""
+    return "|".join(phrases(key))
+
+
+def language_of(text: str) -> str:
+    """The language a message is written in, by its script (English when nothing else shows)."""
+    counts = {lx.language: len(lx.script.findall(text)) for lx in lexicons() if lx.language != "en"}
+    best = max(counts.items(), key=lambda kv: kv[1], default=("en", 0))
+    return best[0] if best[1] else "en"
+
+
+UNSPACED = re.compile(r"[\u0E00-\u0E7F]+")  # Thai: words are not separated by spaces
+
+
+def segment(text: str) -> str:
+    """The message with the words of unspaced scripts separated by spaces (other text unchanged)."""
+    if not UNSPACED.search(text):
+        return text
+    from pythainlp.tokenize import word_tokenize  # imported only when a message needs it
+
+    spaced = UNSPACED.sub(lambda m: " " + " ".join(w for w in word_tokenize(m.group(0), engine="newmm")
+                                                    if w.strip()) + " ", text)
+    return " ".join(spaced.split())
