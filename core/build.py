@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,7 +156,32 @@ def catalog_triggers(sops: list[Sop], categories: list[str]) -> dict[str, list[s
     return {shopping[0]: phrases}
 
 
-def slot_types(sops: list[Sop], vocab: Vocabulary) -> dict[str, dict[str, SlotType]]:
+STEP_LINE = re.compile(r"^\s*\d+[.)]\s+\S", re.M)
+
+
+def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str]]:
+    """Trigger phrases from the store's own how-to articles for the SOP that asks the customer and then
+    searches the knowledge base for a fix.
+
+    Like :func:`catalog_triggers`: when the knowledge base is replaced (stoves and tents instead of
+    laptops), "my stove won't light" must still reach the SOP that looks up fixes. An article counts
+    as a how-to when it lists steps; policy articles (returns, shipping) stay knowledge answers.
+    """
+    if kb is None:
+        return {}
+    fixing = [s.id for s in sops if any(n.tool == "knowledge_base.search" for n in s.nodes.values())
+              and any(n.asks for n in s.nodes.values())]
+    if len(fixing) != 1:
+        return {}
+    by_doc: dict[str, list[Any]] = {}
+    for c in kb.chunks:
+        by_doc.setdefault(c.ref, []).append(c)
+    titles = [chunks[0].title for chunks in by_doc.values()
+              if len(STEP_LINE.findall("\n".join(c.text for c in chunks))) >= 3]
+    return {fixing[0]: titles} if titles else {}
+
+
+def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "") -> dict[str, dict[str, SlotType]]:
     """Each SOP's slot types, inferred from names and GAR/SOP text.
 
     The ask that fills a slot defines it (its metadata says what a valid answer is); a slot
@@ -169,6 +196,8 @@ def slot_types(sops: list[Sop], vocab: Vocabulary) -> dict[str, dict[str, SlotTy
         for node in sop.nodes.values():
             for p in node.params:
                 types.setdefault(p.name, infer_type(p.name, "", vocab))
+        for st in types.values():
+            st.region = region if st.kind == "phone" else ""
         out[sop.id] = types
     return out
 
@@ -213,8 +242,11 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     mem = memory or open_preference_memory(state_dir)  # Zep Cloud when ZEP_API_KEY is set, else local SQLite
     lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
     lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
-    rule = RuleBrain(ws.embedder, ws.sops, lexicon, catalog_triggers(ws.sops, ws.vocab.categories))
-    types = slot_types(ws.sops, ws.vocab)
+    extra = catalog_triggers(ws.sops, ws.vocab.categories)
+    for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
+        extra[sop_id] = [*extra.get(sop_id, []), *phrases]
+    rule = RuleBrain(ws.embedder, ws.sops, lexicon, extra)
+    types = slot_types(ws.sops, ws.vocab, cfg.home_region)
     sop_agent = {}
     for sop in ws.sops:
         decl = cfg.agent_for(sop.id, sop.agent)

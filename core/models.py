@@ -112,6 +112,7 @@ class Trace(BaseModel):
     user: str
     reply: str = ""
     perception: dict[str, Any] = Field(default_factory=dict)
+    reading: dict[str, Any] = Field(default_factory=dict)  # the commands read, their words, and those dropped
     decisions: list[str] = Field(default_factory=list)
     stack_ops: list[dict[str, Any]] = Field(default_factory=list)
     actions: list[str] = Field(default_factory=list)

@@ -30,6 +30,21 @@ from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
+from core.understanding import (
+    Answer,
+    CancelGoal,
+    CorrectSlot,
+    FollowUp,
+    GoBack,
+    KnowledgeQuestion,
+    Reading,
+    SetSlots,
+    Skip,
+    SmallTalk,
+    StartGoal,
+    Unclear,
+)
+from core.lexicons import language_of
 
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
@@ -66,6 +81,7 @@ class Turn:
     script: ToolScript | None
     cache: dict[str, list[ToolCall]]
     messages: list[str] = field(default_factory=list)
+    reading: Reading = field(default_factory=Reading)
     requested: dict[str, int] = field(default_factory=dict)  # tool calls of this attempt, by tool and args
 
 
@@ -153,7 +169,7 @@ class Orchestrator:
         need_intents = not self._clear_answer(active, text)
         perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
         trace.perception = perception.as_dict()
-        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache)
+        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language_of(text)))
         state.history.append(Message(role="user", text=text, turn=state.turn))
         self._reconcile(t)
         self._route(t)
@@ -165,6 +181,7 @@ class Orchestrator:
         state.history = state.history[-HISTORY_LIMIT:]
         state.updated_at = utcnow()
         trace.reply = reply
+        trace.reading = t.reading.as_dict()
         trace.stack_ops = t.ops.ops
         return t
 
@@ -253,20 +270,31 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ routing
     def _route(self, t: Turn) -> None:
+        """Act on the message by precedence (ARCHITECTURE.md §3a); each branch records the command it read."""
         p = t.perception
         active = t.state.active_goal
         if p.cancel and active is not None:
-            self._cancel(t, active)
-            return
+            cancel = CancelGoal(evidence=_cancel_words(p.text), goal=active.type)
+            if self._answers_pending(active, p.text):  # "Yes, please cancel it" to "Shall I cancel it?"
+                t.reading.drop(cancel, "the message answers the pending question")
+            else:
+                t.reading.add(cancel)
+                self._cancel(t, active)
+                return
         if active is not None and T.is_farewell(p.text) and not self._answers_pending(active, p.text):
+            t.reading.add(SmallTalk(evidence=p.text, act="goodbye"))
             self._leave(t)
             return
         if active is None and T.asks_when(p.text) and self._search_follow_up(t):
+            t.reading.add(FollowUp(evidence=p.text, about="search"))
             return
         target = self._new_intent(t, active)
         if target is not None:
+            deferred: tuple[str, ...] = ()
             if active is None:
-                target = self._several_requests(t, target)
+                target, deferred = self._several_requests(t, target)
+            t.reading.add(StartGoal(evidence=p.text, sop=target.id, score=round(p.score(target.id), 3),
+                                    deferred=deferred))
             self._start_or_resume(t, target, active)
             return
         if active is not None:
@@ -294,6 +322,8 @@ class Orchestrator:
         if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
                 self._answers_pending(active, text) or self._about_pending(active, text)) \
                 and self._request_part(active, text, sop.id) is None:
+            t.reading.drop(StartGoal(evidence=text, sop=sop.id, score=round(best[1], 3)),
+                           "the message answers the pending question")
             return None
         return sop
 
@@ -409,7 +439,7 @@ class Orchestrator:
             t.trace.decisions.append(f"already told in this session: {', '.join(sorted(told))}")
         return goal
 
-    def _several_requests(self, t: Turn, target: Sop) -> Sop:
+    def _several_requests(self, t: Turn, target: Sop) -> tuple[Sop, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the
         one wanted first (else the one chosen) starts now, the others wait on the stack in order."""
         asked: list[str] = []
@@ -425,12 +455,12 @@ class Orchestrator:
                     first = sop_id
         asked = list(dict.fromkeys(asked))
         if len(asked) < 2 or target.id not in asked:
-            return target
+            return target, ()
         now = self.sops[first] if first is not None else target
         for sop_id in reversed([a for a in asked if a != now.id]):  # the earliest named resumes first
             t.ops.defer(self._fresh_goal(t, self.sops[sop_id]))
             t.trace.decisions.append(f"also asked for {sop_id}: it waits until {now.id} is done")
-        return now
+        return now, tuple(a for a in asked if a != now.id)
 
     def _keep_answer(self, t: Turn, goal: Goal) -> None:
         """A message that answers the pending question and asks for something else ("2pm is good. Also,
@@ -497,16 +527,19 @@ class Orchestrator:
             t.ops.mark_done("completed")
             self._route(t)
             return
-        if goal.pending and p.go_back and (self._asks_choice(goal, sop, agent)
-                                           or not self._answers_pending(goal, p.text)):
+        fixes = self._corrections(goal, sop, agent, p.text)
+        if goal.pending and p.go_back and not fixes and (self._asks_choice(goal, sop, agent)
+                                                         or not self._answers_pending(goal, p.text)):
             target = agent.go_back(goal, sop, p.text, t.state.turn)
             if target is not None:
+                t.reading.add(GoBack(evidence=p.text, target=target.label))
                 t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
                 t.messages.append("Sure, let's go back to that.")
                 self._run_active(t)
                 return
         if goal.pending and T.is_unable(p.text) and not self._answers_pending(goal, p.text) \
                 and agent.skip_unanswerable(goal, sop, p.text, t.state.turn):
+            t.reading.add(Skip(evidence=p.text, question=goal.pending or ""))
             t.trace.decisions.append("customer cannot answer the pending question: taking the SOP's way for that")
             self._run_active(t)
             return
@@ -524,16 +557,32 @@ class Orchestrator:
         elsewhere = bool(other) and _free_text(agent, sop, pending) and _explained_by(p.text, other)
         answer = [] if elsewhere else list(agent.answer_values(goal, sop, p.text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not _part_of(v, answer)}
-        accepted = None if elsewhere else agent.accept_answer(goal, sop, p.text, t.state.turn)
+        # "I made a mistake, the address is 14 Elm St" while a phone is asked: a correction, not an answer
+        correcting = bool(set(corrections) & set(fixes)) and not answer
+        accepted = None if elsewhere or correcting else agent.accept_answer(goal, sop, p.text, t.state.turn)
+        if accepted and pending is not None:
+            got = {f.name: goal.slots.get(f.name) for f in pending.fills if goal.slots.get(f.name) is not None}
+            t.reading.add(Answer(evidence=p.text, question=pending.label, value=_plain(got)))
         if corrections:
             changed = agent.apply_correction(goal, sop, corrections)
             if changed:
+                kind = CorrectSlot if any(k in fixes for k in changed) else SetSlots
+                for k in changed:
+                    t.reading.add(CorrectSlot(evidence=p.text, slot=k, value=_plain(goal.slots.get(k)))
+                                  if kind is CorrectSlot and k in fixes else
+                                  SetSlots(evidence=p.text, values={k: _plain(goal.slots.get(k))}))
                 t.trace.decisions.append(f"correction: {', '.join(changed)} updated")
                 accepted = True
         if accepted is False:
+            t.reading.add(Unclear(evidence=p.text, why="does not answer the pending question"))
             self._invalid(t, goal, sop)
             return
         self._run_active(t)
+
+    def _corrections(self, goal: Goal, sop: Sop, agent: SpecialistAgent, text: str) -> dict[str, Any]:
+        """New values the message gives for slots already filled ("I made a mistake, the address is ...")."""
+        found = agent.extract_volunteered(goal, sop, text, opening=False)
+        return {k: v for k, v in found.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
 
     @staticmethod
     def _gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, text: str) -> bool:
@@ -617,9 +666,11 @@ class Orchestrator:
         text = t.perception.text
         pending = sop.node(goal.pending)
         if agent is not None and self.gateway.allowed(agent.name, INVENTORY_TOOL) and self._about_items(goal, text):
+            t.reading.add(FollowUp(evidence=text, about="items"))
             self._item_follow_up(t, goal, agent, text)
             step = ""
         else:
+            t.reading.add(KnowledgeQuestion(evidence=text, query=t.perception.search_query or search_query(text, pending)))
             self._kb_answer(t, t.perception.search_query or search_query(text, pending), agent_name="orchestrator")
             t.trace.actions.append(EXTERNAL_KNOWLEDGE)
             step = EXTERNAL_KNOWLEDGE
@@ -915,6 +966,18 @@ def _only_social(t: Turn) -> bool:
     """Thanks or goodbye that asks for nothing more ("thanks for the weather report!")."""
     p = t.perception
     return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.REQUEST.search(p.text))
+
+
+def _plain(value: Any) -> Any:
+    """A value as the trace shows it (one slot's value, or all of them)."""
+    if isinstance(value, dict) and len(value) == 1:
+        return next(iter(value.values()))
+    return value
+
+
+def _cancel_words(text: str) -> str:
+    m = T.CANCEL.search(text)
+    return m.group(0) if m else text
 
 
 def _sanitise(text: str) -> str:

@@ -17,7 +17,7 @@ from core.problems import Problem, errors
 from core.yamlsrc import Path_, line_of, load_with_lines
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
-            "settings": dict, "description": str}
+            "settings": dict, "description": str, "region": str}
 INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
 ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
 AGENT_KEYS = {"goals": (str, list), "tools": list, "description": str}
@@ -26,6 +26,8 @@ TOOL_KEYS = {"description": str, "params": list, "table": str, "key": dict, "not
 HTTP_KEYS = {"method": str, "url": str, "timeout_s": (int, float), "headers": dict}
 SETTINGS_KEYS = {"max_steps_per_turn": int, "tool_timeout_s": (int, float),
                  "intent_threshold": (int, float), "kb_min_score": (int, float)}
+CURRENCY_REGIONS = {"USD": "US", "THB": "TH", "INR": "IN", "GBP": "GB", "JPY": "JP", "AUD": "AU", "CAD": "CA",
+                    "SGD": "SG", "MYR": "MY", "IDR": "ID", "PHP": "PH", "VND": "VN", "NZD": "NZ", "CHF": "CH"}
 GAR_COLUMNS = ("action", "action_type", "user_interaction_metadata", "api", "params")
 ACTION_TYPES = {"api_call", "ask_user_input", "message_to_user", "external_knowledge"}
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -107,6 +109,12 @@ class StoreConfig:
     tools: dict[str, ToolDecl] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    region: str = ""  # ISO 3166 country code: how customers write local phone numbers
+
+    @property
+    def home_region(self) -> str:
+        """The store's region, else the one its currency implies (USD -> US), else none."""
+        return (self.region or CURRENCY_REGIONS.get(self.currency.upper(), "")).upper()
 
     def agent_for(self, goal_type: str, explicit: str = "") -> AgentDecl | None:
         """The agent owning a goal type: the SOP's ``agent`` field, else the matching pattern."""
@@ -218,7 +226,7 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
     if not isinstance(name, str) or not name.strip():
         chk.add(("name",), "error", "required key 'name' (the store's name) is missing")
     cfg = StoreConfig(name=str(name or path.parent.name), currency=str(data.get("currency") or ""),
-                      description=str(data.get("description") or ""))
+                      description=str(data.get("description") or ""), region=str(data.get("region") or ""))
     cfg.inventory = _inventory(data.get("inventory"), chk)
     cfg.agents = _agents(data.get("agents"), chk)
     cfg.tools = _tools(data.get("tools"), chk)

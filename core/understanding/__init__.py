@@ -1,0 +1,21 @@
+"""Reading a customer message: typed commands with the words they came from (ARCHITECTURE.md §3a)."""
+
+from core.understanding.commands import (
+    Answer,
+    CancelGoal,
+    Command,
+    CorrectSlot,
+    FollowUp,
+    GoBack,
+    HumanHandoff,
+    KnowledgeQuestion,
+    Reading,
+    SetSlots,
+    Skip,
+    SmallTalk,
+    StartGoal,
+    Unclear,
+)
+
+__all__ = ["Answer", "CancelGoal", "Command", "CorrectSlot", "FollowUp", "GoBack", "HumanHandoff",
+           "KnowledgeQuestion", "Reading", "SetSlots", "Skip", "SmallTalk", "StartGoal", "Unclear"]

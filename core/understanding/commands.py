@@ -1,0 +1,151 @@
+"""The commands a customer message is read into, and the reading of one turn.
+
+A turn's message is read once into a list of commands (what the customer does: start a request,
+answer the pending question, correct a slot, ask a side question, cancel, ...). Each command keeps
+the words it came from (``evidence``). A command the context rules out (a "cancel it" that is really
+a "yes" to "Shall I cancel it?") is kept as *dropped*, with the reason, so the trace shows both what
+was read and why it was not acted on. Precedence (ARCHITECTURE.md §3a, docs/turn.md): an answer to the
+pending question first, then a correction, a knowledge question, a request for another SOP, and a
+cancellation only when the customer abandons the request itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Command:
+    """One thing the customer's message does."""
+
+    kind: ClassVar[str] = "command"
+    evidence: str = ""  # the customer's words the command was read from
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form for the trace."""
+        return {"command": self.kind, **{k: v for k, v in self.__dict__.items() if v not in (None, "", [], {})}}
+
+
+@dataclass(frozen=True)
+class StartGoal(Command):
+    """Start (or return to) an SOP."""
+
+    kind: ClassVar[str] = "start_goal"
+    sop: str = ""
+    score: float = 0.0
+    deferred: tuple[str, ...] = ()  # further SOPs asked for in the same message: they wait their turn
+
+
+@dataclass(frozen=True)
+class SetSlots(Command):
+    """Values the customer gives for slots ({slot: value}); ``words`` says where each came from."""
+
+    kind: ClassVar[str] = "set_slots"
+    values: dict[str, Any] = field(default_factory=dict)
+    words: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Answer(Command):
+    """An answer to the pending question: a yes/no, an offered option, or a value of the asked type."""
+
+    kind: ClassVar[str] = "answer"
+    question: str = ""  # the pending step
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class CorrectSlot(Command):
+    """A filled slot replaced; the place in the flow is kept."""
+
+    kind: ClassVar[str] = "correct_slot"
+    slot: str = ""
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class GoBack(Command):
+    """Back to an earlier question (its slot is asked again)."""
+
+    kind: ClassVar[str] = "go_back"
+    target: str = ""
+
+
+@dataclass(frozen=True)
+class Skip(Command):
+    """The customer cannot answer the pending question: the SOP's way for that."""
+
+    kind: ClassVar[str] = "skip"
+    question: str = ""
+
+
+@dataclass(frozen=True)
+class CancelGoal(Command):
+    """The customer abandons a request."""
+
+    kind: ClassVar[str] = "cancel_goal"
+    goal: str = ""
+
+
+@dataclass(frozen=True)
+class KnowledgeQuestion(Command):
+    """A side question answered from the knowledge base (then the pending question again)."""
+
+    kind: ClassVar[str] = "knowledge_question"
+    query: str = ""
+
+
+@dataclass(frozen=True)
+class FollowUp(Command):
+    """A follow-up on offered items or on the request finished last ("is it in stock?", "and Friday?")."""
+
+    kind: ClassVar[str] = "follow_up"
+    about: str = ""  # items | reopen | search
+
+
+@dataclass(frozen=True)
+class SmallTalk(Command):
+    """Greeting, thanks, goodbye, frustration."""
+
+    kind: ClassVar[str] = "small_talk"
+    act: str = ""
+
+
+@dataclass(frozen=True)
+class HumanHandoff(Command):
+    """The customer asks for a person."""
+
+    kind: ClassVar[str] = "human_handoff"
+
+
+@dataclass(frozen=True)
+class Unclear(Command):
+    """Nothing the engine can act on: ask to rephrase (or say what it can do)."""
+
+    kind: ClassVar[str] = "unclear"
+    why: str = ""
+
+
+@dataclass
+class Reading:
+    """The commands of one message, in the order they are acted on, and those dropped with the reason."""
+
+    language: str = "en"
+    commands: list[Command] = field(default_factory=list)
+    dropped: list[tuple[Command, str]] = field(default_factory=list)
+
+    def add(self, command: Command) -> Command:
+        self.commands.append(command)
+        return command
+
+    def drop(self, command: Command, reason: str) -> None:
+        self.dropped.append((command, reason))
+
+    def first(self, kind: type[Command]) -> Command | None:
+        return next((c for c in self.commands if isinstance(c, kind)), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form for the trace."""
+        return {"language": self.language, "commands": [c.as_dict() for c in self.commands],
+                "dropped": [{**c.as_dict(), "reason": why} for c, why in self.dropped]}
