@@ -113,13 +113,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_star(args: argparse.Namespace) -> int:
-    from core.evaluation.star import evaluate_star, format_report
+    from core.evaluation.star import evaluate_star, format_lodo, format_report, leave_one_domain_out
 
     def progress(done: int, total: int) -> None:
         print(f"\r{done}/{total} dialogues", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
+    shown = progress if sys.stderr.isatty() else None
+    if args.leave_one_domain_out:
+        lodo = leave_one_domain_out(Path(args.folder), brain=args.brain or "rule", jobs=args.jobs, progress=shown)
+        print(json.dumps(lodo, ensure_ascii=False, indent=2) if args.json else format_lodo(lodo))
+        return 1 if lodo["mean_held_out_weighted_f1"] < args.min_weighted_f1 else 0
     report = evaluate_star(Path(args.folder), brain=args.brain or "rule", limit=args.limit, dialogues=args.dialogue,
-                           progress=progress if sys.stderr.isatty() else None)
+                           progress=shown, jobs=args.jobs)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:
@@ -203,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     star.add_argument("--brain", default=None, choices=["rule", "llm", "hybrid"])
     star.add_argument("--limit", type=_positive, default=None, help="replay only the first N dialogues")
     star.add_argument("--dialogue", action="append", default=None, help="replay only this dialogue id (repeatable)")
+    star.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
+    star.add_argument("--leave-one-domain-out", action="store_true",
+                      help="tune the engine's settings on four domains, score the fifth, for each domain")
     star.add_argument("--min-weighted-f1", type=float, default=0.0,
                       help="exit with code 1 when the overall weighted F1 is below this (0-1)")
     star.set_defaults(workspace=None)

@@ -45,6 +45,7 @@ from core.understanding import (
     Unclear,
 )
 from core.lexicons import language_of
+from core.replies import say
 
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
@@ -534,7 +535,7 @@ class Orchestrator:
             if target is not None:
                 t.reading.add(GoBack(evidence=p.text, target=target.label))
                 t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
-                t.messages.append("Sure, let's go back to that.")
+                t.messages.append(self._say(t, "go_back"))
                 self._run_active(t)
                 return
         if goal.pending and T.is_unable(p.text) and not self._answers_pending(goal, p.text) \
@@ -611,7 +612,7 @@ class Orchestrator:
             return
         if node is not None:
             expects = node.expects or "an answer to my question"
-            t.messages.append(f"Sorry, I didn't catch that. I need {_article(expects)}.")
+            t.messages.append(self._say(t, "didnt_catch", expects=_article(expects)))
         t.trace.decisions.append("answer did not fit the pending question: asking again")
         if node is not None:
             goal.step = node.id
@@ -623,7 +624,7 @@ class Orchestrator:
         title = sop.title.lower() if sop else goal.type
         t.trace.decisions.append(f"customer cancelled {goal.type}")
         t.trace.act = "cancelled"
-        t.messages.append(f"No problem, I have cancelled that request ({title}).")
+        t.messages.append(self._say(t, "cancelled", title=title))
         resumed = t.ops.mark_done("cancelled")
         if resumed is not None:
             self._resume(t, resumed)
@@ -634,7 +635,7 @@ class Orchestrator:
             t.trace.decisions.append(f"customer left: {t.state.active_goal.type} closed")
             t.ops.mark_done("left")
         t.trace.act = "goodbye"
-        t.messages.append("Thank you, goodbye!")
+        t.messages.append(self._say(t, "goodbye"))
 
     def _resume(self, t: Turn, goal: Goal) -> None:
         if not self._announce_resume(t, goal):
@@ -644,9 +645,9 @@ class Orchestrator:
         """Tell the customer we are back to a resumed goal; re-ask its question. True when it waits on one."""
         sop = self.sops.get(goal.type)
         if goal.memory or goal.pending or sop is None:
-            t.messages.append("Now, back to where we were.")
+            t.messages.append(self._say(t, "back_to"))
         else:  # a request that waited its turn and has not started yet
-            t.messages.append(f"Now, your other request ({sop.title.lower()}).")
+            t.messages.append(self._say(t, "other_request", title=sop.title.lower()))
         node = sop.node(goal.pending) if sop is not None and goal.pending else None
         if goal.pending:
             if node is not None and goal.next_question:
@@ -704,7 +705,7 @@ class Orchestrator:
                 price = f" at {T.format_money(float(item['price']), self.currency)}" if "price" in item else ""
                 t.messages.append(f"{avail}{price}.")
                 return
-            t.messages.append("Sorry, I couldn't check that item right now.")
+            t.messages.append(self._say(t, "item_check_failed"))
             return
         args: dict[str, Any] = {"in_stock": True, "limit": 3}
         cat = find_vocab(text, self.vocab.categories)
@@ -719,45 +720,45 @@ class Orchestrator:
             t.messages.append(f"Yes, we have {what} options in stock:\n" +
                               "\n".join(f"- {render.item_line(i, self.currency)}" for i in call.result))
         elif call.ok:
-            t.messages.append("Sorry, we don't have that in stock right now.")
+            t.messages.append(self._say(t, "out_of_stock_any"))
         else:
-            t.messages.append("Sorry, I couldn't check the stock right now.")
+            t.messages.append(self._say(t, "stock_check_failed"))
 
     def _kb_answer(self, t: Turn, text: str, agent_name: str) -> None:
         call = self._call(t, agent_name, KB_TOOL, {"query": text}, system=True)
         if call.ok and call.result:
             t.messages.append(render.render_kb_answer(call.result))
         else:
-            t.messages.append("I'm not sure about that one, and I don't want to guess.")
+            t.messages.append(self._say(t, "kb_unsure"))
 
     def _no_goal(self, t: Turn) -> None:
         p = t.perception
         if T.is_hostile(p.text):
             t.trace.act = "capabilities"
-            t.messages.append(f"I'm sorry this has been frustrating. {self._capabilities()}")
+            t.messages.append(self._say(t, "frustrated", capabilities=self._capabilities(t)))
         elif T.is_farewell(p.text) or (self._offered_more(t) and (p.thanks or T.declines_more(p.text))):
             t.trace.act = "goodbye"
-            t.messages.append("Thank you, goodbye!")
+            t.messages.append(self._say(t, "goodbye"))
         elif self._reopen(t):
             return
         elif p.greeting or T.GREETING.match(p.text):  # "Hello, I need some help!": no request yet
             t.trace.act = "greeting"
-            t.messages.append(f"Hello! {self._capabilities()}")
+            t.messages.append(self._say(t, "hello", capabilities=self._capabilities(t)))
         elif p.thanks and self._just_finished(t):  # the request is done and its SOP offered nothing more
             t.trace.act = "goodbye"
-            t.messages.append("You're welcome! Have a great day.")
+            t.messages.append(self._say(t, "welcome_bye"))
         elif p.thanks:
             t.trace.act = "thanks"
-            t.messages.append("You're welcome! Anything else I can help with?")
+            t.messages.append(self._say(t, "welcome_more"))
         elif p.question and self.gateway.tools.get(KB_TOOL) is not None:
             t.trace.act = "kb_answer"
             self._kb_answer(t, p.search_query or p.text, "orchestrator")
         elif not p.question and self._just_finished(t):  # a reaction to what we just did ("Good idea.")
             t.trace.act = "offer_more"
-            t.messages.append("Glad I could help. Is there anything else I can do for you?")
+            t.messages.append(self._say(t, "glad_more"))
         else:
             t.trace.act = "capabilities"
-            t.messages.append(f"Sorry, I'm not sure what you need. {self._capabilities()}")
+            t.messages.append(self._say(t, "not_sure", capabilities=self._capabilities(t)))
 
     @staticmethod
     def _just_finished(t: Turn) -> bool:
@@ -823,12 +824,18 @@ class Orchestrator:
         self._run_active(t)
         return True
 
-    def _capabilities(self) -> str:
+    def _capabilities(self, t: Turn | None = None) -> str:
         titles = [s.title[0].lower() + s.title[1:] for s in self.sops.values() if s.title]
+        lang = t.reading.language if t is not None else "en"
         if not titles:
-            return "How can I help?"
+            return say("capabilities_none", lang)
         listed = ", ".join(titles[:-1]) + (" or " if len(titles) > 1 else "") + titles[-1]
-        return f"I can help you {listed}. What would you like to do?"
+        return say("capabilities", lang, titles=listed)
+
+    @staticmethod
+    def _say(t: Turn, key: str, **values: Any) -> str:
+        """The engine's own sentence for a message intent, in the customer's language."""
+        return say(key, t.reading.language, **values)
 
     # ------------------------------------------------------------------ running agents
     def _agent(self, goal: Goal) -> SpecialistAgent | None:
@@ -852,7 +859,7 @@ class Orchestrator:
         sop = self.sops[goal.type]
         agent = self._agent(goal)
         if agent is None:
-            t.messages.append("Sorry, nobody here can handle that request.")
+            t.messages.append(self._say(t, "nobody"))
             return AgentRunResponse(done=True, outcome="failed")
         req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn, others_waiting=bool(t.state.goal_stack))
         resp = agent.run(req)

@@ -93,7 +93,7 @@ def plural_forms(phrase: str) -> set[str]:
 
 # ---------------------------------------------------------------- numbers and money
 
-CURRENCY_WORDS = r"(?:baht|thb|bht|usd|dollars?|bucks|eur|euros?|gbp|pounds?|yen|rupees?|inr|rs\.?)"
+CURRENCY_WORDS = rf"(?:{LEX.alternation('currency_words')})"
 CURRENCY_SYMBOLS = "฿$€£¥₹"
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 MONEY = re.compile(

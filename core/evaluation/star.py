@@ -11,6 +11,8 @@ multi-task dialogues, how often the engine was on the task the wizard selected.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import tempfile
 import time
 from collections import Counter
@@ -170,16 +172,20 @@ def _query_scores(results: list[DialogueResult]) -> dict[str, Any]:
 
 def evaluate_star(folder: str | Path, brain: str = "rule", progress: Progress | None = None, *,
                   embedder: CachedEmbedder | None = None, limit: int | None = None,
-                  dialogues: list[str] | None = None) -> StarReport:
+                  dialogues: list[str] | None = None, jobs: int = 1,
+                  settings: dict[str, Any] | None = None, happy_only: bool = False) -> StarReport:
     """Replay STAR's complete dialogues through the engine and score every wizard step.
 
     Args:
         folder: a STAR folder (``tasks/``, ``apis/``, ``dialogues/``).
         brain: the brain that runs the agent ("rule" offline).
-        progress: called as ``progress(done, total)`` after each dialogue.
-        embedder: an embedder to share (tests); default: the packaged model, in memory only.
+        progress: called as ``progress(done, total)`` as dialogues finish.
+        embedder: an embedder to share (tests; one process only); default: the packaged model, in memory.
         limit: replay at most this many dialogues (in file order), for a quick look.
         dialogues: replay only these dialogue ids.
+        jobs: worker processes (0: one per core); each replays its share with its own engine.
+        settings: engine settings to use instead of the imported workspace's (``intent_threshold``, ...).
+        happy_only: replay only the happy single-task dialogues.
 
     Raises:
         UserInputError: when the folder is not a STAR folder or a task cannot be imported.
@@ -190,7 +196,21 @@ def evaluate_star(folder: str | Path, brain: str = "rule", progress: Progress | 
         raise UserInputError("not a STAR folder (it needs tasks/ and dialogues/)", Location(str(root)))
     report = StarReport(folder=str(root), brain=brain)
     todo = _select(root, report, limit, dialogues)
+    if happy_only:
+        todo = [d for d in todo if _in_set(d, "happy_single_task")]
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and embedder is None and len(todo) >= 2 * jobs:
+        report.results = _replay_parallel(root, brain, todo, jobs, settings or {}, progress)
+    else:
+        report.results = _replay_all(root, brain, todo, embedder, settings or {}, progress)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _replay_all(root: Path, brain: str, todo: list[Dialogue], embedder: CachedEmbedder | None,
+                settings: dict[str, Any], progress: Progress | None) -> list[DialogueResult]:
     emb = embedder or CachedEmbedder(shared_model(), None)
+    out: list[DialogueResult] = []
     with tempfile.TemporaryDirectory(prefix="sop-star-") as tmp:
         spaces: dict[tuple[str, ...], TaskSpace] = {}
         apis: dict[str, StarApi] = {}
@@ -199,15 +219,52 @@ def evaluate_star(folder: str | Path, brain: str = "rule", progress: Progress | 
                 key = tuple(sorted(set(d.tasks)))
                 if key not in spaces:
                     spaces[key] = _space(root, key, Path(tmp) / f"ws{len(spaces)}", brain, emb, apis)
-                report.results.append(_replay(spaces[key], d))
+                    for name, value in settings.items():
+                        setattr(spaces[key].orch.settings, name, value)
+                out.append(_replay(spaces[key], d))
                 if progress is not None:
                     progress(done, len(todo))
         finally:
             for space in spaces.values():
                 space.orch.store.close()
                 space.orch.memory.close()
-    report.seconds = time.perf_counter() - started
-    return report
+    return out
+
+
+def _worker_init() -> None:
+    """One worker process: one BLAS/torch thread, so N workers use N cores without oversubscribing them."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _worker(job: tuple[str, str, list[Dialogue], dict[str, Any]]) -> list[DialogueResult]:
+    root, brain, todo, settings = job
+    return _replay_all(Path(root), brain, todo, None, settings, None)
+
+
+def _replay_parallel(root: Path, brain: str, todo: list[Dialogue], jobs: int, settings: dict[str, Any],
+                     progress: Progress | None) -> list[DialogueResult]:
+    """The dialogues shared among worker processes, grouped by task set (a worker imports each set it
+    meets once), the results back in file order."""
+    groups: dict[tuple[str, ...], list[Dialogue]] = {}
+    for d in todo:
+        groups.setdefault(tuple(sorted(set(d.tasks))), []).append(d)
+    shares: list[list[Dialogue]] = [[] for _ in range(jobs)]
+    for group in sorted(groups.values(), key=len, reverse=True):  # largest first, each to the lightest share
+        for i in range(0, len(group), 40):
+            min(shares, key=len).extend(group[i:i + 40])
+    chunks = [share[i:i + 40] for share in shares for i in range(0, len(share), 40)]
+    order = {d.id: i for i, d in enumerate(todo)}
+    results: list[DialogueResult] = []
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(jobs, initializer=_worker_init) as pool:
+        for part in pool.imap_unordered(_worker, [(str(root), brain, c, settings) for c in chunks if c]):
+            results += part
+            if progress is not None:
+                progress(len(results), len(todo))
+    return sorted(results, key=lambda r: order[r.dialogue.id])
 
 
 def _select(root: Path, report: StarReport, limit: int | None, ids: list[str] | None) -> list[Dialogue]:
@@ -257,6 +314,62 @@ def _replay(space: TaskSpace, d: Dialogue) -> DialogueResult:
         return replay.result
     finally:
         space.orch.store.delete_session(replay.session)
+
+
+# ---------------------------------------------------------------------------- leave one domain out
+
+GRID = {"intent_threshold": (0.4, 0.5, 0.6)}
+"""The engine settings a STAR replay may tune: each fold picks the value that scores best on the other
+domains (the rule brain has no other trained parameters)."""
+
+
+def domain_of(task: str) -> str:
+    """STAR's domain of a task: the name's first part (``hotel_book`` -> ``hotel``)."""
+    return task.split("_")[0]
+
+
+def leave_one_domain_out(folder: str | Path, brain: str = "rule", jobs: int = 0,
+                         progress: Progress | None = None) -> dict[str, Any]:
+    """Happy single-task weighted F1 per domain when the settings are chosen on the other domains.
+
+    Every setting of :data:`GRID` is replayed once over the happy single-task dialogues; for each domain
+    the setting with the best weighted F1 on the other domains' steps is taken and the domain is scored
+    with it. The mean over the domains is the estimate for a flow the engine was never tuned on.
+    """
+    runs: dict[float, StarReport] = {}
+    name, values = next(iter(GRID.items()))
+    for value in values:
+        runs[value] = evaluate_star(folder, brain, progress, jobs=jobs, settings={name: value}, happy_only=True)
+    folds: dict[str, Any] = {}
+    domains = sorted({domain_of(r.dialogue.tasks[0]) for run in runs.values() for r in run.results})
+    for held in domains:
+        def score(report: StarReport, inside: bool) -> float:
+            turns = [t for r in report.results if (domain_of(r.dialogue.tasks[0]) == held) == inside for t in r.turns]
+            return weighted_f1([t.gold for t in turns], [t.predicted for t in turns]) if turns else 0.0
+
+        chosen = max(values, key=lambda v: (score(runs[v], False), -abs(v - 0.5)))
+        folds[held] = {"chosen": {name: chosen}, "tuned_on_weighted_f1": round(score(runs[chosen], False), 4),
+                       "held_out_weighted_f1": round(score(runs[chosen], True), 4),
+                       "tasks": sorted({r.dialogue.tasks[0] for r in runs[chosen].results
+                                        if domain_of(r.dialogue.tasks[0]) == held})}
+    mean = sum(f["held_out_weighted_f1"] for f in folds.values()) / len(folds) if folds else 0.0
+    return {"folder": str(folder), "brain": brain, "grid": {name: list(values)}, "folds": folds,
+            "mean_held_out_weighted_f1": round(mean, 4),
+            "per_setting": {str(v): round(run.summary("happy_single_task")["weighted_f1"] or 0.0, 4)
+                            for v, run in runs.items()},
+            "seconds": round(sum(run.seconds for run in runs.values()), 1)}
+
+
+def format_lodo(result: dict[str, Any]) -> str:
+    """The leave-one-domain-out figures as text."""
+    lines = [f"leave-one-domain-out on {result['folder']} (brain: {result['brain']}), happy single-task weighted F1; "
+             f"settings grid {result['grid']}", ""]
+    for held, f in result["folds"].items():
+        lines.append(f"  {held:<12} held out: {_pct(f['held_out_weighted_f1']):>6}   (tuned on the others: "
+                     f"{_pct(f['tuned_on_weighted_f1'])}, chose {f['chosen']}; tasks {', '.join(f['tasks'])})")
+    lines.append(f"\nmean over the {len(result['folds'])} held-out domains: {_pct(result['mean_held_out_weighted_f1'])}"
+                 f"   ({result['seconds']} s of replay)")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------- text report
