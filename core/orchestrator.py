@@ -528,7 +528,9 @@ class Orchestrator:
             t.ops.mark_done("completed")
             self._route(t)
             return
-        fixes = self._corrections(goal, sop, agent, p.text)
+        changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
+        # new values for slots already filled ("I made a mistake, the address is ..."): a correction
+        fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if goal.pending and p.go_back and not fixes and (self._asks_choice(goal, sop, agent)
                                                          or not self._answers_pending(goal, p.text)):
             target = agent.go_back(goal, sop, p.text, t.state.turn)
@@ -549,7 +551,6 @@ class Orchestrator:
                 and not self._gives_values(goal, sop, agent, p.text):
             self._doubt(t, goal, sop)
             return
-        changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
         agent.note_unavailable(goal, sop, p.text, changes)
         pending = sop.node(goal.pending)
         pending_slots = {f.name for f in pending.fills} if pending else set()
@@ -567,11 +568,9 @@ class Orchestrator:
         if corrections:
             changed = agent.apply_correction(goal, sop, corrections)
             if changed:
-                kind = CorrectSlot if any(k in fixes for k in changed) else SetSlots
-                for k in changed:
-                    t.reading.add(CorrectSlot(evidence=p.text, slot=k, value=_plain(goal.slots.get(k)))
-                                  if kind is CorrectSlot and k in fixes else
-                                  SetSlots(evidence=p.text, values={k: _plain(goal.slots.get(k))}))
+                for k in changed:  # a filled slot changed, or a later step's slot given early
+                    t.reading.add(CorrectSlot(evidence=p.text, slot=k, value=goal.slots.get(k)) if k in fixes
+                                  else SetSlots(evidence=p.text, values={k: goal.slots.get(k)}))
                 t.trace.decisions.append(f"correction: {', '.join(changed)} updated")
                 accepted = True
         if accepted is False:
@@ -579,11 +578,6 @@ class Orchestrator:
             self._invalid(t, goal, sop)
             return
         self._run_active(t)
-
-    def _corrections(self, goal: Goal, sop: Sop, agent: SpecialistAgent, text: str) -> dict[str, Any]:
-        """New values the message gives for slots already filled ("I made a mistake, the address is ...")."""
-        found = agent.extract_volunteered(goal, sop, text, opening=False)
-        return {k: v for k, v in found.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
 
     @staticmethod
     def _gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, text: str) -> bool:
