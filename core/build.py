@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

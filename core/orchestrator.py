@@ -30,6 +30,8 @@ from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
+from core.lexicons import language_of
+from core.replies import say
 from core.understanding import (
     Answer,
     CancelGoal,
@@ -44,8 +46,6 @@ from core.understanding import (
     StartGoal,
     Unclear,
 )
-from core.lexicons import language_of
-from core.replies import say
 
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
@@ -275,7 +275,7 @@ class Orchestrator:
         p = t.perception
         active = t.state.active_goal
         if p.cancel and active is not None:
-            cancel = CancelGoal(evidence=_cancel_words(p.text), goal=active.type)
+            cancel = CancelGoal(evidence=T.cancel_phrase(p.text) or p.text, goal=active.type)
             if self._answers_pending(active, p.text):  # "Yes, please cancel it" to "Shall I cancel it?"
                 t.reading.drop(cancel, "the message answers the pending question")
             else:
@@ -548,7 +548,7 @@ class Orchestrator:
             return
         if goal.pending and p.question and not self._answers_pending(goal, p.text) \
                 and not (self._asks_choice(goal, sop, agent) and _choice_words(p.text)) \
-                and not self._gives_values(goal, sop, agent, p.text):
+                and not self._gives_values(goal, sop, agent, changes):
             self._doubt(t, goal, sop)
             return
         agent.note_unavailable(goal, sop, p.text, changes)
@@ -580,11 +580,11 @@ class Orchestrator:
         self._run_active(t)
 
     @staticmethod
-    def _gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, text: str) -> bool:
+    def _gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, Any]) -> bool:
         """Whether a question carries new values for the goal ("why don't you try PIN 3941?"): then it
-        is information to use, not a doubt to answer from the knowledge base."""
+        is information to use, not a doubt to answer from the knowledge base. ``found``: the values the
+        message volunteers."""
         types = agent.types(sop)
-        found = agent.extract_volunteered(goal, sop, text, opening=False)
         return any(goal.slots.get(k) != v for k, v in found.items() if k in types and types[k].kind != "text")
 
     @staticmethod
@@ -974,11 +974,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict) and len(value) == 1:
         return next(iter(value.values()))
     return value
-
-
-def _cancel_words(text: str) -> str:
-    m = T.CANCEL.search(text)
-    return m.group(0) if m else text
 
 
 def _sanitise(text: str) -> str:

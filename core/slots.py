@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from core import lexicons as LEX
@@ -342,7 +343,9 @@ def _text(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
     return None
 
 
+@cache
 def _frames(slot: str) -> re.Pattern[str]:
+    """The lead-ins and frames of a short answer to the question for ``slot`` (compiled once per slot)."""
     said = r"\s+".join(re.escape(w) for w in T.words(slot.replace("_", " ")) if w not in GENERIC_NAME_WORDS) or "x^"
     frames = "|".join(f.replace("{slot}", f"(?:{said})") for f in LEX.phrases("value_frames"))
     fillers = LEX.alternation("lead_filler")
@@ -377,9 +380,9 @@ def validate(st: SlotType, value: Any) -> bool:
     if st.kind == "email":
         return bool(EMAIL.fullmatch(str(value)))
     if st.kind == "phone" and st.digits:
-        return len(str(value)) == st.digits
+        return len(str(value)) == st.digits  # a "+cc" country code was already dropped by _phone
     if st.kind == "phone" and str(value).startswith("+"):
-        return True  # a "+cc" country code was already dropped by _phone
+        return True  # an international number phonenumbers found and formatted
     if st.kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
         return (st.low is None or value >= st.low) and (st.high is None or value <= st.high)
     return True

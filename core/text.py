@@ -241,9 +241,15 @@ def is_go_back(text: str) -> bool:
 def is_cancel(text: str) -> bool:
     """Whether the customer abandons the current request ("never mind", "cancel that"); not a story
     about cancelling ("before I could cancel it")."""
+    return cancel_phrase(text) is not None
+
+
+def cancel_phrase(text: str) -> str | None:
+    """The words with which the customer abandons the request: a cancel phrase that ends what is said
+    ("forget it", "cancel that, please"; not "drop it off at the store") and is not a story."""
     text = LEX.segment(text)
-    return any(not NARRATED.search(text[: m.start()]) and CANCEL_ENDS.match(text[m.end():])
-               for m in CANCEL.finditer(text))
+    return next((m.group(0) for m in CANCEL.finditer(text)
+                 if not NARRATED.search(text[: m.start()]) and CANCEL_ENDS.match(text[m.end():])), None)
 
 
 NARRATED = re.compile(r"\b(could|couldn'?t|would|wouldn'?t|did|didn'?t|was|were|had|tried to|trying to|before i|"

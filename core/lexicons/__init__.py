@@ -28,7 +28,6 @@ class Lexicon:
     """One language's lists."""
 
     language: str
-    name: str
     script: re.Pattern[str]
     lists: dict[str, tuple[str, ...]]
 
@@ -39,8 +38,7 @@ class Lexicon:
 def _load(path: Path) -> Lexicon:
     data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     lists = {k: tuple(str(x) for x in data.get(k) or []) for k in LISTS}
-    return Lexicon(str(data.get("language") or path.stem), str(data.get("name") or path.stem),
-                   re.compile(str(data.get("script") or r"[A-Za-z]")), lists)
+    return Lexicon(str(data.get("language") or path.stem), re.compile(str(data.get("script") or r"[A-Za-z]")), lists)
 
 
 @cache
@@ -48,12 +46,6 @@ def lexicons() -> tuple[Lexicon, ...]:
     """Every language file, English first."""
     paths = sorted(HERE.glob("*.yaml"), key=lambda p: (p.stem != "en", p.stem))
     return tuple(_load(p) for p in paths)
-
-
-def lexicon(language: str) -> Lexicon:
-    """One language's lexicon (English when the language has no file)."""
-    found = {lx.language: lx for lx in lexicons()}
-    return found.get(language) or found["en"]
 
 
 def phrases(key: str) -> list[str]:
