@@ -9,6 +9,7 @@ import sys
 import uuid
 from pathlib import Path
 
+from core.domain.commerce import OFFERED
 from core.errors import SopError, UserInputError
 from core.problems import errors
 
@@ -52,7 +53,7 @@ def _print_trace(trace: dict, state: object) -> None:
     goal = getattr(state, "active_goal", None)
     if goal is not None:
         print(f"  · goal: {goal.type} {goal.status.value} missing={goal.missing} slots="
-              f"{ {k: v for k, v in goal.slots.items() if k != 'candidates'} }")
+              f"{ {k: v for k, v in goal.slots.items() if k != OFFERED} }")
 
 
 def cmd_test(args: argparse.Namespace) -> int:

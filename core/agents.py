@@ -12,6 +12,7 @@ from typing import Any
 from core import render
 from core import text as T
 from core.brains.base import Brain, proposed_values
+from core.domain.commerce import Commerce, offered
 from core.memory.base import PreferenceSummary
 from core.memory.defaults import accepted_value, decline_offers, offer_question, remembered_range
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
@@ -70,6 +71,7 @@ class AgentEnv:
     tool_params: dict[str, set[str]]
     today: Callable[[], date] = date.today  # "tomorrow" is a weekday relative to this
     result_values: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # sop id -> tool field -> values
+    commerce: Commerce | None = None  # the store's item behaviour, when it sells from an inventory
 
 
 class SpecialistAgent:
@@ -102,7 +104,7 @@ class SpecialistAgent:
             if st.kind == "text" and not T.tokens(text) and (
                     T.is_thanks(text) or T.is_greeting(text) or T.is_farewell(text)):
                 continue  # "thanks!" is not a name or a description
-            val = extract(st, self._dated(st, text), asked=True, candidates=goal.slots.get("candidates"))
+            val = extract(st, self._dated(st, text), asked=True, candidates=offered(goal))
             if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
                 labels = self._labels(sop)
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
@@ -152,6 +154,12 @@ class SpecialistAgent:
         for name, st in self.types(sop).items():
             if st.kind == "text" and st.describes and name in goal.slots and name not in values:
                 goal.slots[name] = f"{goal.slots[name]}; {rest.strip(' ,.;')}"
+
+    def slot_words(self, sop: Sop) -> set[str]:
+        """The words that name what the SOP asks for: its slot names and the words of its questions
+        ("budget" in "ask user for budget"), so they are read as labels, not as wishes."""
+        names = {w for n in sop.slot_names() for w in re.split(r"[_\W]+", n.lower()) if w}
+        return names | {w for ws in self._labels(sop).values() for w in ws}
 
     def _labels(self, sop: Sop) -> dict[str, set[str]]:
         """Per slot of an ask, the words only that question uses ("maiden", "pet"): how a customer names
@@ -289,8 +297,7 @@ class SpecialistAgent:
         if start is not None and self._is_behind(sop, goal, start):
             goal.step = start
             goal.pending = None
-            for key in ("candidates", "chosen_item"):
-                goal.slots.pop(key, None)
+            Commerce.forget(goal, self.types(sop))
         return changed
 
     def _first_user(self, sop: Sop, names: set[str]) -> str | None:
@@ -454,7 +461,7 @@ class SpecialistAgent:
         if not self._count_attempt(goal, node, resp):
             return
         resp.actions.append(node.label)
-        msg = self._message(goal, node, req.preferences)
+        msg = self._message(goal, sop, node, req.preferences)
         if msg:
             resp.messages.append(msg)
         goal.memory.append(MemoryEntry(action=node.label, observation="done", feedback="success", turn=req.turn))
@@ -590,16 +597,9 @@ class SpecialistAgent:
                 args[k] = lookup(goal.slots, src) if src.startswith("context.") else src
         else:
             args = {p.name: goal.slots[p.name] for p in node.params if not _unknown(goal, p.name)}
-        accepted = self.env.tool_params.get(node.tool, set())
-        if "exclude_brands" in accepted and prefs.disliked_brands and "brand" not in args:
-            args["exclude_brands"] = list(prefs.disliked_brands)
-        if "prefer_brands" in accepted and prefs.preferred_brands:
-            args["prefer_brands"] = list(prefs.preferred_brands)
-        features = list(goal.slots.get("features") or []) + [f for f in prefs.preferred_features]
-        if "features" in accepted and features:
-            args["features"] = list(dict.fromkeys(features))
-        if "in_stock" in accepted:
-            args.setdefault("in_stock", True)
+        commerce = self.env.commerce
+        if commerce is not None and node.tool == commerce.search_tool:
+            return commerce.search_args(args, self.env.tool_params.get(node.tool, set()), prefs, goal)
         return args
 
     # ------------------------------------------------------------------ tool results
@@ -618,7 +618,7 @@ class SpecialistAgent:
                     return
                 goal.attempts.pop(node.id, None)
                 if "message_to_user" in node.kinds:
-                    msg = self._message(goal, node, req.preferences)
+                    msg = self._message(goal, sop, node, req.preferences)
                     if msg:
                         resp.messages.append(msg)
                 goal.step = node.next
@@ -650,18 +650,20 @@ class SpecialistAgent:
         # goal.step stays on the node: the loop runs it again (counted by _count_attempt)
 
     # ------------------------------------------------------------------ messages
-    def _message(self, goal: Goal, node: Node, prefs: PreferenceSummary) -> str:
+    def _message(self, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary) -> str:
         from core.brains.rule import fill_template
 
         obs = goal.memory[-1].observation if goal.memory else None
         short = prefs.communication_style == "short"
         if render.is_item_list(obs):
-            goal.slots["candidates"] = [_compact(i) for i in obs[: 1 if short else 3]]
+            Commerce.remember(goal, obs, 1 if short else 3)
             return render.render_items(obs, self.env.currency, short=short)
         if render.is_kb_hits(obs):
             goal.slots["kb_refs"] = [h.get("ref") for h in obs]
             goal.slots["answer_sent"] = True
-            return render.render_fix(obs[0], str(goal.slots.get("device_model") or ""), short=short)
+            subject = next((goal.slots[n] for n, st in self.types(sop).items() if st.kind == "model"
+                            and isinstance(goal.slots.get(n), str)), "")  # "what to try for your Dell XPS 13"
+            return render.render_fix(obs[0], subject, short=short)
         facts: dict[str, Any] = {}  # what the goal's tools returned so far, latest first to win
         for entry in goal.memory:
             if entry.feedback == "success" and isinstance(entry.observation, dict):
@@ -810,10 +812,6 @@ def _last_success(goal: Goal, action: str) -> int:
         if goal.memory[i].action == action and goal.memory[i].feedback == "success":
             return i
     return -1
-
-
-def _compact(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: item[k] for k in ("sku", "name", "category", "brand", "price", "stock") if k in item}
 
 
 def _linear_order(sop: Sop) -> list[str]:

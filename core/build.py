@@ -13,6 +13,7 @@ from core.agents import AgentEnv, SpecialistAgent
 from core.brains.base import Brain
 from core.brains.llm_client import LLMSettings
 from core.brains.rule import RuleBrain
+from core.domain.commerce import Commerce
 from core.errors import UserInputError, WorkspaceError
 from core.gar import GarIndex
 from core.memory import PreferenceMemory, open_preference_memory
@@ -27,7 +28,7 @@ from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
 from core.tools.inventory import Catalog, InventoryTool, load_catalog
 from core.tools.kb import KnowledgeBase, KnowledgeBaseTool
-from core.workspace import WorkspaceFiles, load_workspace_files, raise_on_errors
+from core.workspace import DEFAULT_SEARCH_TOOL, WorkspaceFiles, load_workspace_files, raise_on_errors
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
 """The brains this build can run (``build_orchestrator(brain=...)``); "llm" and "hybrid" need an LLM endpoint."""
@@ -78,7 +79,9 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
         try:
             catalog, inv_problems = load_catalog(files.config.inventory, files.root)
             problems += inv_problems
-            tools["inventory.query"] = InventoryTool(catalog)
+            search = files.config.commerce.search_tool if files.config.commerce else DEFAULT_SEARCH_TOOL
+            if search not in files.config.tools:  # a declared tool of that name is the store's own search
+                tools[search] = InventoryTool(catalog, search)
         except WorkspaceError as exc:
             loc = exc.location
             problems.append(Problem(loc.file if loc else "inventory", loc.line if loc else 0, "error", exc.message))
@@ -136,25 +139,6 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
     return out
 
 
-CATALOG_PHRASES = ("recommend a {c}", "I'm looking for a {c}", "do you have {p}")
-
-
-def catalog_triggers(sops: list[Sop], categories: list[str]) -> dict[str, list[str]]:
-    """Trigger phrases from the store's own categories for the SOPs that search the inventory.
-
-    SOP authors write triggers for the catalogue they know; when the inventory is
-    replaced (tents instead of mice), "recommend a tent" must still reach the SOP.
-    """
-    shopping = [s.id for s in sops if any(n.tool == "inventory.query" for n in s.nodes.values())]
-    if len(shopping) != 1:  # several product SOPs: their own triggers tell them apart
-        return {}
-    phrases = []
-    for cat in (c.lower() for c in categories):
-        plural = next((f for f in sorted(T.plural_forms(cat)) if f != cat), cat)
-        phrases += [p.format(c=cat, p=plural) for p in CATALOG_PHRASES]
-    return {shopping[0]: phrases}
-
-
 STEP_LINE = re.compile(r"^\s*\d+[.)]\s+\S", re.M)
 
 
@@ -162,7 +146,7 @@ def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str
     """Trigger phrases from the store's own how-to articles for the SOP that asks the customer and then
     searches the knowledge base for a fix.
 
-    Like :func:`catalog_triggers`: when the knowledge base is replaced (stoves and tents instead of
+    Like ``Commerce.triggers``: when the knowledge base is replaced (stoves and tents instead of
     laptops), "my stove won't light" must still reach the SOP that looks up fixes. An article counts
     as a how-to when it lists steps; policy articles (returns, shipping) stay knowledge answers.
     """
@@ -241,7 +225,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     mem = memory or open_preference_memory(state_dir)  # Zep Cloud when ZEP_API_KEY is set, else local SQLite
     lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
     lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
-    extra = catalog_triggers(ws.sops, ws.vocab.categories)
+    commerce = Commerce(cfg.commerce, ws.vocab, cfg.currency) if cfg.commerce is not None else None
+    extra = commerce.triggers(ws.sops) if commerce is not None else {}
     for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
         extra[sop_id] = [*extra.get(sop_id, []), *phrases]
     rule = RuleBrain(ws.embedder, ws.sops, lexicon, extra)
@@ -254,12 +239,12 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     the_brain = _llm_brain(chosen, llm_settings, rule, ws, types, list(sop_agent), settings) or rule
     env = AgentEnv(the_brain, types, cfg.currency, settings.max_steps_per_turn,
                    {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()},
-                   result_values=result_values(ws))
+                   result_values=result_values(ws), commerce=commerce)
     agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
     gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
     return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
-                        settings=settings, store_name=cfg.name,
+                        settings=settings, store_name=cfg.name, commerce=commerce,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from core import render
 from core import text as T
 from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
+from core.domain.commerce import Commerce
 from core.brains.base import Brain, Perception, TurnContext, begin_turn, phrase
 from core.errors import LLMUnavailableError, StateConflictError
 from core.goals import GoalOps
@@ -25,7 +26,7 @@ from core.memory.base import (
 )
 from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
-from core.slots import Vocabulary, find_option, find_vocab, resolve_reference
+from core.slots import Vocabulary, find_option
 from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
@@ -58,7 +59,6 @@ REQUEST_VERBS = frozenset("check retrieve issue make get know see tell help need
 NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
 KB_TOOL = "knowledge_base.search"
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
-INVENTORY_TOOL = "inventory.query"
 
 
 @dataclass
@@ -92,7 +92,8 @@ class Orchestrator:
     def __init__(self, *, workspace_id: str, sops: list[Sop], agents: dict[str, SpecialistAgent],
                  sop_agent: dict[str, str], brain: Brain, gateway: ToolGateway, store: StateStore,
                  memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
-                 store_name: str = "", grounding_text: list[str] | None = None) -> None:
+                 store_name: str = "", grounding_text: list[str] | None = None,
+                 commerce: Commerce | None = None) -> None:
         self.workspace_id = workspace_id
         self.sops = {s.id: s for s in sops}
         self.agents = agents
@@ -105,6 +106,7 @@ class Orchestrator:
         self.currency = currency
         self.settings = settings
         self.store_name = store_name
+        self.commerce = commerce
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
         self._subjects = _subjects(sops)
 
@@ -510,11 +512,8 @@ class Orchestrator:
             return
         found = agent.extract_volunteered(goal, sop, t.perception.text, opening=opening)
         agent.note_unavailable(goal, sop, t.perception.text, found)
-        names = set(sop.slot_names())
-        low = f" {' '.join(T.words(t.perception.text))} "
-        feats = [f for f in self.vocab.features if f" {f} " in low and f not in names]
-        if feats:
-            found["features"] = feats
+        if self.commerce is not None:
+            found.update(self.commerce.features_said(t.perception.text, agent.slot_words(sop)))
         goal.slots.update(found)
 
     def _continue(self, t: Turn, goal: Goal) -> None:
@@ -660,9 +659,13 @@ class Orchestrator:
         agent = self._agent(goal)
         text = t.perception.text
         pending = sop.node(goal.pending)
-        if agent is not None and self.gateway.allowed(agent.name, INVENTORY_TOOL) and self._about_items(goal, text):
+        question = (self.commerce.read(goal, text) if self.commerce is not None and agent is not None
+                    and self.gateway.allowed(agent.name, self.commerce.search_tool) else None)
+        if question is not None and agent is not None and self.commerce is not None:
             t.reading.add(FollowUp(evidence=text, about="items"))
-            self._item_follow_up(t, goal, agent, text)
+            t.trace.actions.append(f"follow-up: {self.commerce.search_tool}")
+            t.messages.append(self.commerce.answer(
+                question, lambda tool, args: self._call(t, agent.name, tool, args), t.reading.language))
             step = ""
         else:
             t.reading.add(KnowledgeQuestion(evidence=text, query=t.perception.search_query or search_query(text, pending)))
@@ -675,48 +678,6 @@ class Orchestrator:
         if pending is not None and goal.next_question:
             t.trace.actions.append(pending.label)
         self._reprompt(t, goal)
-
-    def _about_items(self, goal: Goal, text: str) -> bool:
-        cands = goal.slots.get("candidates") or []
-        if cands and resolve_reference(text, cands) is not None:
-            return True
-        return bool(find_vocab(text, self.vocab.categories) or find_vocab(text, self.vocab.brands))
-
-    def _item_follow_up(self, t: Turn, goal: Goal, agent: SpecialistAgent, text: str) -> None:
-        cands = goal.slots.get("candidates") or []
-        named = find_vocab(text, self.vocab.categories)
-        other_category = named is not None and all(
-            str(c.get("category", named)).lower() != named.lower() for c in cands)
-        ref = resolve_reference(text, cands) if cands and not other_category else None
-        if ref is not None and ref.get("sku"):
-            call = self._call(t, agent.name, INVENTORY_TOOL, {"sku": ref["sku"]})
-            t.trace.actions.append(f"follow-up: {INVENTORY_TOOL}")
-            if call.ok and call.result:
-                item = call.result[0]
-                stock = item.get("stock")
-                avail = (f"Yes, {item['name']} is in stock ({stock} available)" if stock and float(stock) > 0
-                         else f"Sorry, {item['name']} is out of stock right now")
-                price = f" at {T.format_money(float(item['price']), self.currency)}" if "price" in item else ""
-                t.messages.append(f"{avail}{price}.")
-                return
-            t.messages.append(self._say(t, "item_check_failed"))
-            return
-        args: dict[str, Any] = {"in_stock": True, "limit": 3}
-        cat = find_vocab(text, self.vocab.categories)
-        brand = find_vocab(text, self.vocab.brands)
-        if cat:
-            args["category"] = cat
-        if brand:
-            args["brand"] = brand
-        call = self._call(t, agent.name, INVENTORY_TOOL, args)
-        if call.ok and call.result:
-            what = (cat or brand or "item").lower()
-            t.messages.append(f"Yes, we have {what} options in stock:\n" +
-                              "\n".join(f"- {render.item_line(i, self.currency)}" for i in call.result))
-        elif call.ok:
-            t.messages.append(self._say(t, "out_of_stock_any"))
-        else:
-            t.messages.append(self._say(t, "stock_check_failed"))
 
     def _kb_answer(self, t: Turn, text: str, agent_name: str) -> None:
         call = self._call(t, agent_name, KB_TOOL, {"query": text}, system=True)

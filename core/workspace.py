@@ -17,9 +17,12 @@ from core.problems import Problem, errors
 from core.yamlsrc import Path_, line_of, load_with_lines
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
-            "settings": dict, "description": str, "region": str}
+            "settings": dict, "description": str, "region": str, "commerce": dict}
+COMMERCE_KEYS = {"search_tool": str, "slots": dict}
 INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
 ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
+DEFAULT_SEARCH_TOOL = "inventory.query"  # the built-in search over a mapped inventory
+COMMERCE_ROLES = ("category", "brand", "budget", "min_price", "max_price", "query", "features", "sku", "name")
 AGENT_KEYS = {"goals": (str, list), "tools": list, "description": str}
 TOOL_KEYS = {"description": str, "params": list, "table": str, "key": dict, "not_found": str,
              "http": dict, "python": str, "timeout_s": (int, float), "sheet": str}
@@ -98,6 +101,14 @@ class InventoryDecl:
     sheet: str = ""
 
 
+@dataclass(frozen=True)
+class CommerceDecl:
+    """store.yaml ``commerce``: the item search tool and which SOP slots play its roles (core/domain/commerce.py)."""
+
+    search_tool: str = DEFAULT_SEARCH_TOOL
+    slots: dict[str, str] = field(default_factory=dict)  # search role (category, budget, brand, ...) -> slot name
+
+
 @dataclass
 class StoreConfig:
     """The parsed store.yaml."""
@@ -110,6 +121,7 @@ class StoreConfig:
     settings: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     region: str = ""  # ISO 3166 country code: how customers write local phone numbers
+    commerce: CommerceDecl | None = None  # item behaviour; on (with defaults) when an inventory is mapped
 
     @property
     def home_region(self) -> str:
@@ -228,6 +240,7 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
     cfg = StoreConfig(name=str(name or path.parent.name), currency=str(data.get("currency") or ""),
                       description=str(data.get("description") or ""), region=str(data.get("region") or ""))
     cfg.inventory = _inventory(data.get("inventory"), chk)
+    cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
     cfg.agents = _agents(data.get("agents"), chk)
     cfg.tools = _tools(data.get("tools"), chk)
     settings = data.get("settings") or {}
@@ -259,6 +272,22 @@ def _inventory(raw: Any, chk: _Checker) -> InventoryDecl | None:
     return InventoryDecl(source=source, columns={str(k): str(v) for k, v in cols.items()},
                          attributes=[str(a) for a in attrs] if isinstance(attrs, list) else [],
                          sheet=str(raw.get("sheet") or ""))
+
+
+def _commerce(raw: Any, has_inventory: bool, chk: _Checker) -> CommerceDecl | None:
+    if not isinstance(raw, dict):
+        return CommerceDecl() if has_inventory else None
+    chk.keys(raw, COMMERCE_KEYS, ("commerce",), "commerce")
+    tool = raw.get("search_tool")
+    slots = raw.get("slots") or {}
+    if not isinstance(slots, dict):
+        slots = {}
+    for role in slots:
+        if role not in COMMERCE_ROLES:
+            chk.add(("commerce", "slots", str(role)), "warning",
+                    f"unknown search role {role!r}{_did_you_mean(str(role), COMMERCE_ROLES)}")
+    return CommerceDecl(search_tool=str(tool) if isinstance(tool, str) and tool.strip() else DEFAULT_SEARCH_TOOL,
+                        slots={str(k): str(v) for k, v in slots.items() if k in COMMERCE_ROLES})
 
 
 def _agents(raw: Any, chk: _Checker) -> dict[str, AgentDecl]:

@@ -58,6 +58,7 @@ from core.brains.prompts import (
     wording_messages,
 )
 from core.brains.rule import RuleBrain
+from core.domain.commerce import offered
 from core.errors import LLMUnavailableError
 from core.slots import SlotType
 from core.sop.graph import Node, Sop
@@ -145,7 +146,7 @@ class LLMBrain:
                 return p
         scope = ReadingScope(text, self.startable, view.pending,
                              self.slot_types.get(view.sop.id, {}) if view.sop else {},
-                             list((view.goal.slots.get("candidates") if view.goal else None) or []), self.tools)
+                             offered(view.goal), self.tools)
         result = self._ask("perceive", reading_messages(view), Reading, lambda r: check_reading(r, scope))
         if result is None:
             p.brain["llm"] = "fallback: rule"
@@ -164,7 +165,7 @@ class LLMBrain:
         pending = view.pending
         types = self.slot_types.get(view.sop.id, {}) if view.sop is not None else {}
         if pending is not None and view.goal is not None and typed_answer(
-                pending, types, view.text, self.rule.correct(view.text), list(view.goal.slots.get("candidates") or [])):
+                pending, types, view.text, self.rule.correct(view.text), offered(view.goal)):
             return True, "a well-formed answer to the pending question"  # an id or a number reads in any language
         if language not in (None, "en"):
             return False, f"message in {language}: the rules read English only"

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from core.brains.cleaning import language_name
+from core.domain.commerce import OFFERED, offered
 from core.models import Goal, MemoryEntry, SessionState
 from core.sop.expr import parse, paths
 from core.sop.graph import Node, Sop
@@ -204,8 +205,8 @@ def reading_messages(view: TurnView) -> list[dict[str, str]]:
         if answered:
             lines.append("Answered before: " + "; ".join(answered))
         known = {k: view.goal.slots[k] for k in referenced_keys(nodes) if k in view.goal.slots}
-        if view.pending is not None and "candidates" in view.goal.slots:
-            known["candidates"] = [c.get("name") for c in view.goal.slots["candidates"] or []]
+        if view.pending is not None and offered(view.goal):
+            known[OFFERED] = [c.get("name") for c in offered(view.goal)]
         if known:
             lines.append("Known: " + short(known, 400))
         mem = memory_lines(view.goal.memory)

@@ -1,4 +1,5 @@
-"""The built-in ``inventory.query`` tool: read-only filters over the mapped inventory."""
+"""The built-in item search (``inventory.query`` unless store.yaml's ``commerce.search_tool`` renames it):
+read-only filters over the mapped inventory."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from core.errors import Location, ToolError, WorkspaceError
 from core.problems import Problem
 from core.text import plural_forms, tokens
 from core.tools.base import ToolSpec
-from core.workspace import InventoryDecl, Param, read_text_file
+from core.workspace import DEFAULT_SEARCH_TOOL, InventoryDecl, Param, read_text_file
 
 ROLE_ORDER = ("sku", "name", "category", "brand", "price", "stock")
 
@@ -124,15 +125,12 @@ def numeric_column(col: pd.Series) -> tuple[pd.Series, list[int]]:
 class InventoryTool:
     """Filters over the mapped inventory: category, brand, price range, in-stock, text match."""
 
-    spec = ToolSpec(
-        "inventory.query",
-        "Search the store's inventory (read-only)",
-        [Param(p, True) for p in ("category", "brand", "budget", "min_price", "max_price", "query", "features",
-                                  "in_stock", "sku", "name", "limit", "exclude_brands", "prefer_brands", "sort")],
-    )
+    PARAMS = ("category", "brand", "budget", "min_price", "max_price", "query", "features", "in_stock", "sku",
+              "name", "limit", "exclude_brands", "prefer_brands", "sort")
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, name: str = DEFAULT_SEARCH_TOOL) -> None:
         self.catalog = catalog
+        self.spec = ToolSpec(name, "Search the store's inventory (read-only)", [Param(p, True) for p in self.PARAMS])
 
     def run(self, args: dict[str, Any]) -> Any:
         df = self.catalog.frame
