@@ -95,7 +95,7 @@ class Commerce:
         """A changed search input: the offered items and the choice made among them no longer hold."""
         goal.slots.pop(OFFERED, None)
         for name, st in types.items():
-            if st.kind == "option":
+            if st.kind == "choice":  # "one of the recommended items"
                 goal.slots.pop(name, None)
 
     # ------------------------------------------------------------------ search arguments

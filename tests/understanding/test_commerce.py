@@ -39,8 +39,11 @@ def test_offered_items_are_remembered_and_forgotten_with_the_choice_among_them()
     items = [{"sku": f"T{i}", "name": f"Tent {i}", "price": 100 + i, "stock": 1, "extra": "x"} for i in range(5)]
     Commerce.remember(g, items, 3)
     assert [i["sku"] for i in offered(g)] == ["T0", "T1", "T2"] and "extra" not in offered(g)[0]
-    Commerce.forget(g, {"pick": SlotType("pick", "option"), "max_spend": SlotType("max_spend", "money")})
+    g.slots["size"] = "2-person"
+    Commerce.forget(g, {"pick": SlotType("pick", "choice"), "max_spend": SlotType("max_spend", "money"),
+                        "size": SlotType("size", "option", vocab=["2-person", "4-person"])})
     assert OFFERED not in g.slots and "pick" not in g.slots and g.slots["max_spend"] == 200
+    assert g.slots["size"] == "2-person"  # an option listed by the question is not a choice among items
 
 
 def test_a_question_points_at_an_offered_item_or_names_what_the_store_carries() -> None:
