@@ -14,6 +14,7 @@ from core import text as T
 from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
 from core.domain.commerce import Commerce
 from core.brains.base import Brain, Perception, TurnContext, begin_turn, phrase
+from core.brains.rule import asked_subject
 from core.errors import LLMUnavailableError, StateConflictError
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
@@ -254,8 +255,13 @@ class Orchestrator:
         an attempt at an answer, even a wrong one, not a new request."""
         sop = self.sops.get(goal.type)
         node = sop.node(goal.pending) if sop else None
+        if node is None:
+            return False
         said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
-        return node is not None and any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills)
+        if any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills):
+            return True
+        named = {T.stem(w) for w in T.words(asked_subject(node.label)) if w not in T.STOPWORDS}
+        return bool(named) and named <= {T.stem(w) for w in said}  # "where do I find my order number?"
 
     def _answers_pending(self, goal: Goal | None, text: str) -> bool:
         """Whether a message is a well-formed answer to the pending ask (typed slots only)."""

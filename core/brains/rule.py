@@ -245,6 +245,21 @@ LEAD_CLAUSE = re.compile(r"^.+?\band\s+(ask\b.*)$", re.I)  # "send otp and ask f
 HAVE_NOUN = re.compile(r"^(access|permission|an? |any )", re.I)
 
 
+SUBJECT_END = re.compile(r"\s+(?:for|of|on|to|from|in|at|with|that|who|which|they|you|he|she)\b.*$", re.I)
+
+
+def asked_subject(action: str) -> str:
+    """What an ask action asks for, as its author named it: "ask customer for the email on the account"
+    -> "the email"; "ask customer for a phone number for the courier" -> "a phone number"."""
+    lead = LEAD_CLAUSE.match(action.strip())
+    action = lead.group(1) if lead else action.strip()
+    for pattern, _ in ASK_FORMS:
+        m = pattern.match(action)
+        if m:
+            return SUBJECT_END.sub("", m.group(1)).strip()
+    return ""
+
+
 def question_from_action(action: str, expects: str) -> str:
     """A natural question built from an ask action and what a valid answer is."""
     x = ""

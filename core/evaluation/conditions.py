@@ -33,6 +33,9 @@ NEGATIVE = re.compile(r"\b(not|no|never|without|doesn't|does not|don't|do not|is
                       r"hasn't|has not|haven't|have not|didn't|did not|wasn't|was not)\b", re.I)
 PROPERTY = re.compile(r"\b(has|have|had|found|exists?|available|can|could|chose|chosen|selected|picked|"
                       r"succeeded|passed|valid|verified|agreed|accepted|wants?|eligible)\b", re.I)
+# Verbs of consent make a yes/no condition only with someone doing them ("if the customer confirms");
+# a bare "approved" is more often a status value.
+CONSENT = re.compile(r"\b(agree[sd]?|accept(?:s|ed)?|confirm(?:s|ed)?|approve[sd]?|consent(?:s|ed)?)\b", re.I)
 PERSON = {"it", "this", "that", "user", "customer", "seller", "buyer", "he", "she", "they", "you"}
 YES_WORDS = {"yes", "true", "y"}
 NO_WORDS = {"no", "false", "n"}
@@ -71,7 +74,7 @@ def read_condition(text: str) -> Cond:
     if m and not set(m.group(1).split()) & PERSON and not PROPERTY.search(m.group(3)):
         return Cond("field", text, field=_snake(m.group(1)), values=_alternatives(m.group(3)),
                     positive=m.group(2) is None)
-    if NEGATIVE.search(c) or PROPERTY.search(c):
+    if NEGATIVE.search(c) or PROPERTY.search(c) or (CONSENT.search(c) and set(c.split()) & PERSON):
         return Cond("polar", text, positive=not NEGATIVE.search(c))
     return Cond("values", text, values=_alternatives(c))
 

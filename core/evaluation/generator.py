@@ -142,6 +142,8 @@ class SopContext:
         if spec.kind == "money":
             m = re.search(r"(?<![\w-])(\d[\d,]*(?:\.\d+)?)\s*(k)?\b", low)
             return float(m.group(1).replace(",", "")) * (1000 if m.group(2) else 1) if m else None
+        if spec.kind == "option":
+            return next((v for v in spec.vocab if re.search(rf"\b{re.escape(v.lower())}\b", low)), None)
         if spec.kind == "category":
             return next((v for v in spec.vocab if re.search(rf"\b{re.escape(v.lower())}(e?s)?\b", low)), None)
         if spec.kind == "model":
@@ -210,7 +212,7 @@ class Walk:
         if self.turn_count >= SOFT_TURN_LIMIT:
             return "valid"
         weights = dict(ANSWER_KINDS)
-        if spec.kind == "text":
+        if spec.free:
             for k in ("invalid_format", "gibberish", "chitchat_social", "chitchat_offtopic"):
                 weights.pop(k)
         if not self._go_back_targets():

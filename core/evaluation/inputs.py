@@ -85,6 +85,13 @@ PREVIOUS_FRAMES = ["go back to the previous question", "can we go back one step?
                    "oops, my last answer was wrong", "go back please, I answered that wrong"]
 AMBIGUOUS = re.compile(r"\b(back|wrong|change|redo|mistake|correct|fix|edit|previous)\b", re.I)  # reads as go-back
 
+# A free-text slot that describes something in the customer's words (what an opening message may already say)
+DESCRIPTION = re.compile(r"\b(describ\w*|description|problem|issue|reason|details?|what happened|symptoms?|"
+                         r"complaint|feedback|comments?|explain\w*|message)\b")
+STREETS = ["Elm Street", "Station Road", "Park Avenue", "Mill Lane", "Harbour View", "Church Street", "Oak Drive"]
+CITIES = ["Leeds LS1 4AB", "Bristol BS8 1TH", "York YO1 7HH", "Cardiff CF10 3AT", "Brighton BN1 1AE"]
+PHRASES = ["the blue one", "the larger of the two", "the one in the photo", "the second item", "the grey set",
+           "the small wooden one"]
 SUBJECT = re.compile(r"^(?:.*?\band\s+)?(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:user|customer|seller|"
                      r"them)?\s*(?:to\s+(?:provide|give|share|enter|describe|choose)|for|about|if|whether|to)?\s*(.*)$",
                      re.I)
@@ -96,7 +103,8 @@ Picked = TypeVar("Picked")
 class InputSpec:
     """What an ask step expects, read from its GAR metadata (or JSON message) and slot name."""
 
-    kind: str  # email | otp | phone | id | yesno | money | category | model | choice | number | text
+    kind: str  # email | otp | phone | id | yesno | money | category | model | choice | number | option | text
+    # | phrase | address | name | username (free text of a known shape)
     subject: str
     digits: int = 0
     prefix: str = ""
@@ -105,8 +113,13 @@ class InputSpec:
 
     @property
     def exact(self) -> bool:
-        """Whether the value is copied verbatim into API params (ids, emails, codes, phones)."""
-        return self.kind in ("email", "otp", "phone", "id")
+        """Whether the value is copied verbatim into API params (ids, emails, codes, phones, usernames)."""
+        return self.kind in ("email", "otp", "phone", "id", "username")
+
+    @property
+    def free(self) -> bool:
+        """Free text: any wording is a valid answer, so no answer can be of the wrong format."""
+        return self.kind in ("text", "phrase", "address", "name", "username")
 
 
 def read_spec(node: Node, categories: list[str], models: list[str], texts: list[str]) -> InputSpec:
@@ -151,7 +164,19 @@ def _loose_spec(low: str, slot: str, subject: str, categories: list[str], models
         return InputSpec("id", subject, prefix="", body="XXXXXXXX")
     if re.search(r"\b(how many|number of|quantity|count)\b", both):
         return InputSpec("number", subject)
-    return InputSpec("text", subject, vocab=texts)
+    listed = re.search(r"\bone of\s*:\s*(.+)$", low)
+    if listed:
+        options = [o.strip(" .") for o in re.split(r",|\bor\b", listed.group(1)) if o.strip(" .")]
+        return InputSpec("option", subject, vocab=options)
+    if re.search(r"\baddress\b", both):
+        return InputSpec("address", subject)
+    if re.search(r"\b(user ?name|login|handle)\b", both):
+        return InputSpec("username", subject)
+    if re.search(r"\bname\b", both):
+        return InputSpec("name", subject)
+    if DESCRIPTION.search(both):
+        return InputSpec("text", subject, vocab=texts)
+    return InputSpec("phrase", subject)
 
 
 def _subject(node: Node) -> str:
@@ -213,7 +238,19 @@ class Phrasebook:
         if spec.kind == "number":
             n = r.randint(1, 9)
             return str(n), n
-        if spec.kind in ("category", "model", "text") and spec.vocab:
+        if spec.kind == "username":
+            v = f"{self.pick(FIRST)}{self.pick(['_', '.', ''])}{self.pick(LAST)}{r.randint(1, 99)}"
+            return v, v
+        if spec.kind == "name":
+            v = f"{self.pick(FIRST).title()} {self.pick(LAST).title()}"
+            return v, v
+        if spec.kind == "address":
+            v = f"{r.randint(2, 180)} {self.pick(STREETS)}, {self.pick(CITIES)}"
+            return v, v
+        if spec.kind == "phrase":
+            v = self.pick(PHRASES)
+            return v, v
+        if spec.kind in ("category", "model", "text", "option") and spec.vocab:
             v = self.pick(spec.vocab)
             return (v.lower() if spec.kind != "model" else v), v
         return "it stopped working", "it stopped working"
