@@ -16,7 +16,7 @@ from core.domain.commerce import Commerce, offered
 from core.memory.base import PreferenceSummary
 from core.memory.defaults import accepted_value, decline_offers, offer_question, remembered_range
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
-from core.slots import SlotType, cut_at_labels, extract, labelled_text, labelled_value, person_name, validate
+from core.slots import SlotType, cut_at_labels, extract, handle_value, labelled_text, labelled_value, person_name, validate
 from core.sop.expr import evaluate, lookup, parse, paths
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
@@ -109,6 +109,7 @@ class SpecialistAgent:
                 labels = self._labels(sop)
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
                 val = labelled_text(text, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
+                val = handle_value(str(val), p.name) if st.handle and val else val
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
@@ -268,6 +269,7 @@ class SpecialistAgent:
                     and _describes_more(corrected, sop) else \
                     person_name(text, asked=False) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
+                said = handle_value(said, name) if st.handle and said else said
                 if said:
                     found[name] = said
                 continue
@@ -555,11 +557,12 @@ class SpecialistAgent:
 
         The ask whose words the message shares most wins, else the latest answered one. Its
         slots and those of every ask after it are cleared, so the flow runs again from there.
+        An ask skipped because the customer gave its value up front counts as answered.
         Returns the ask, or None when no earlier ask was answered.
         """
         current = goal.pending or goal.step
         answered = [sop.nodes[n] for n in _linear_order(sop) if sop.nodes[n].asks and n != current
-                    and _last_success(goal, sop.nodes[n].label) >= 0
+                    and (_last_success(goal, sop.nodes[n].label) >= 0 or _held(goal, sop.nodes[n]))
                     and (current is None or current in sop.reachable(n))]
         if not answered:
             return None
@@ -812,6 +815,11 @@ def _last_success(goal: Goal, action: str) -> int:
         if goal.memory[i].action == action and goal.memory[i].feedback == "success":
             return i
     return -1
+
+
+def _held(goal: Goal, node: Node) -> bool:
+    """Whether every slot an ask fills already holds a value (given up front, or answered)."""
+    return bool(node.fills) and all(goal.slots.get(p.name) not in (None, "") for p in node.fills)
 
 
 def _linear_order(sop: Sop) -> list[str]:

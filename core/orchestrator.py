@@ -260,8 +260,15 @@ class Orchestrator:
         said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
         if any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills):
             return True
-        named = {T.stem(w) for w in T.words(asked_subject(node.label)) if w not in T.STOPWORDS}
-        return bool(named) and named <= {T.stem(w) for w in said}  # "where do I find my order number?"
+        stems = {T.stem(w) for w in said}
+        if _names(node, stems):  # "where do I find my order number?"
+            return True
+        # "I need to correct my order number": going back to a value this goal already holds
+        if not (T.CORRECTION.search(text) or T.is_go_back(text)):
+            return False
+        held = {k for k, v in goal.slots.items() if v not in (None, "")}
+        return any(_names(n, stems) or any(set(T.words(p.name.replace("_", " "))) <= said for p in n.fills)
+                   for n in sop.nodes.values() if {p.name for p in n.fills} & held)
 
     def _answers_pending(self, goal: Goal | None, text: str) -> bool:
         """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
@@ -928,6 +935,12 @@ def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
              for sid, name in names.items()}
     counts = Counter(w for words in stems.values() for w in words)
     return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
+
+
+def _names(node: Node, stems: set[str]) -> bool:
+    """Whether the stems of a message include every content word of what ``node`` asks for."""
+    named = {T.stem(w) for w in T.words(asked_subject(node.label)) if w not in T.STOPWORDS}
+    return bool(named) and named <= stems
 
 
 def _only_social(t: Turn) -> bool:

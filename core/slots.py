@@ -36,6 +36,7 @@ class SlotType:
     example: str = ""  # an id's example from the metadata ("LSTXXXXXXXXX")
     describes: bool = False  # free text that describes something (a problem, a report): an opening message fills it
     person: bool = False  # free text that is the customer's own name
+    handle: bool = False  # one word that names an account (a username, a login): never a sentence
     low: float | None = None  # a number's allowed range ("a number from 2 to 50")
     high: float | None = None
     unit: str = ""  # what a number counts ("how many people"): "12 people" gives it unasked
@@ -338,6 +339,8 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool =
 def _text(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     if asked and st.person:
         return person_name(msg, asked=True)
+    if asked and st.handle:
+        return handle_value(msg, st.name)
     if asked and T.tokens(msg):
         return msg.strip() if st.describes else unframed(msg, st.name)
     return None
@@ -381,6 +384,8 @@ def validate(st: SlotType, value: Any) -> bool:
         return bool(EMAIL.fullmatch(str(value)))
     if st.kind == "phone" and st.digits:
         return len(str(value)) == st.digits  # a "+cc" country code was already dropped by _phone
+    if st.handle:
+        return len(str(value).split()) == 1
     if st.kind == "phone" and str(value).startswith("+"):
         return True  # an international number phonenumbers found and formatted
     if st.kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
@@ -393,6 +398,8 @@ def validate(st: SlotType, value: Any) -> bool:
 OPTIONS = re.compile(r"\bone of:?\s+(?!(?-i:the|your|our|these|those|my|its|their)\b)(.+?)\s*[.)]?$", re.I | re.S)
 DESCRIBES = re.compile(r"\b(describ\w*|description|details?|detailed|report|problem|issue|symptoms?|reason|complaint|"
                        r"what happened|explain\w*|own words)\b", re.I)
+HANDLE = re.compile(r"\b(user ?names?|logins?|log-in|handles?|screen ?names?|nick ?names?|gamer ?tags?|user ?ids?|"
+                    r"account names?)\b", re.I)
 RANGE = re.compile(r"\bfrom\s+(-?\d+(?:\.\d+)?)\s+to\s+(-?\d+(?:\.\d+)?)\b")
 HOW_MANY = re.compile(r"\bhow many\s+([a-z]+)", re.I)
 NAME_LEAD = re.compile(r"^(?:(?:yes|yeah|yep|sure|of course|ok|okay|hi|hello|hey|certainly|right)\b[\s,.!]*)*"
@@ -419,7 +426,8 @@ def _refine(st: SlotType, name: str, expects: str) -> SlotType:
     about = f"{name} {expects}"
     if st.kind == "text":
         st.describes = bool(DESCRIBES.search(about))
-        st.person = "name" in name.split() and not st.describes
+        st.handle = bool(HANDLE.search(about)) and not st.describes
+        st.person = "name" in name.split() and not st.describes and not st.handle
     if st.kind == "number":
         span = RANGE.search(expects)
         if span:
@@ -500,6 +508,23 @@ def person_name(message: str, *, asked: bool) -> str | None:
     return (head if 0 < len(T.words(head)) <= 4 else rest) or None
 
 
+def handle_value(message: str, slot: str) -> str | None:
+    """The account name in an answer: the one word shaped like one (letters with digits, dots or
+    underscores: "you can use fatima.chen1, thanks"), else the answer without its frame when one
+    word is left ("my username is mlopez"). None when no single word stands out."""
+    words = [w.strip(".,!?;:'\"()[]") for w in message.split()]
+    shaped = {w for w in words if "@" not in w and re.search(r"[^\W\d_]", w) and re.search(r"[\d._]", w.strip("._"))
+              and not T.is_question(w)}
+    if len(shaped) == 1:
+        return shaped.pop()
+    rest = unframed(message, slot).strip(" .!,'\"")
+    if len(rest.split()) == 1:
+        return rest
+    content = [w for w in rest.split() if w.lower().strip(".,!?:") not in T.STOPWORDS
+               and not HANDLE.fullmatch(w.strip(".,!?:"))]  # "my username is mlopez" for a login
+    return content[0].strip(".,!?") if len(content) == 1 else None
+
+
 def labelled_value(st: SlotType, name: str, message: str) -> Any:
     """A value the customer gives unasked but labelled by what it counts or by the slot's name: "for 12
     people", "a party of twenty one people", "my PIN is 0314", "account 153531981". Only kinds a bare
@@ -533,7 +558,8 @@ def labelled_text(message: str, label_words: set[str]) -> str | None:
         label = rf"\b{re.escape(word)}\w*(?:'s)?\b"
         m = re.search(label + r"(?:\s+[a-z']+){0,2}?" + LABEL_VALUE, message, re.I) or \
             re.search(label + r"\s*(\d[\d/.\-]*\d)", message, re.I)  # "DOB 20/02/1980"
-        if m and 0 < len(T.words(m.group(1))) <= 5 and not T.is_unable(m.group(1)):
+        if m and 0 < len(T.words(m.group(1))) <= 5 and not T.is_unable(m.group(1)) \
+                and not T.is_judgement(m.group(1)):
             return (m.group(1) + _continued(message[m.end(1):])).strip(" '\"")
     return None
 

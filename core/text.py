@@ -201,6 +201,7 @@ THANKS = _lex("thanks", start=True)
 CORRECTION = _lex("correction")
 GO_BACK = _lex("go_back")
 INSTRUCTION = _lex("instructions")
+JUDGEMENT = _lex("judgement", start=True)
 WH_WORD = re.compile(r"\b(what|how|where|why|when|which|who|whom|whose)\b", re.I)  # "how do I change it?" asks
 
 
@@ -356,6 +357,13 @@ def declines_more(text: str) -> bool:
     """A "no" to "anything else?" ("no thanks", "nope, that's all")."""
     t = LEAD_FILLER.sub("", text.strip())
     return bool(DECLINE_MORE.match(t)) and not is_question(t) and len(words(t)) <= 12
+
+
+def is_judgement(text: str) -> bool:
+    """Whether words in a value's place judge the value instead of giving one ("wrong", "a typo")."""
+    t = LEX.segment(text.strip(" .!,'\"").lower())
+    m = JUDGEMENT.match(t)
+    return bool(m) and not t[m.end():].strip(" .!,")
 
 
 def is_unable(text: str) -> bool:

@@ -38,8 +38,11 @@ YES = ["yes", "yeah", "yep", "yes, I do", "I do", "of course", "sure", "correct"
        "sure do", "yes it's still active"]
 NO = ["no", "nope", "no, I don't", "I don't", "not anymore", "no, I lost it", "unfortunately not", "nah",
       "I no longer have it", "no, sorry", "I don't have it anymore", "sadly no", "never had it", "negative",
-      "no I can't", "no, not any more", "no, that account was closed", "I lost the password to it",
-      "can't log in to it anymore", "nope, it got deleted"]
+      "no I can't", "no, not any more"]
+# Only to a question about having or using something ("do you still have access to that email?")
+NO_ACCESS = ["no, that account was closed", "I lost the password to it", "can't log in to it anymore",
+             "nope, it got deleted"]
+HAVING = re.compile(r"\b(have|has|access|use|own|still|remember)\b", re.I)
 UNSURE = ["maybe", "I'm not sure", "not sure, let me check", "it depends", "perhaps", "hmm, no idea",
           "I can't remember", "don't know"]
 DECLINE = ["no thanks", "none of them", "no, I'll pass", "not really", "maybe later", "neither", "nah, none of those",
@@ -110,6 +113,7 @@ class InputSpec:
     prefix: str = ""
     body: str = ""  # the example's characters after the prefix (X = letter or digit, 9 = digit)
     vocab: list[str] = field(default_factory=list)
+    length_declared: bool = True  # False: a phone whose length the SOP does not state (any 7-15 digits do)
 
     @property
     def exact(self) -> bool:
@@ -132,13 +136,13 @@ def read_spec(node: Node, categories: list[str], models: list[str], texts: list[
     n = int(digits.group(1)) if digits else 0
     example = re.search(r"\blike\s+([A-Z][A-Z0-9-]*\d[A-Z0-9-]*|[A-Z]{2,}-?X{2,}[X0-9-]*|[A-Z]{2,}X+)", meta)
     if re.search(r"\b(yes or no|yes/no)\b", low):
-        return InputSpec("yesno", subject)
+        return InputSpec("yesno", subject, vocab=NO_ACCESS if HAVING.search(node.label) else [])
     if n and re.search(r"\b(phone|mobile)\b", low):
         return InputSpec("phone", subject, digits=n)
     if n or re.search(r"\b(otp|pin|passcode|code)\b", low):
         return InputSpec("otp", subject, digits=n or 6)
     if re.search(r"\b(phone|mobile)\b", f"{low} {slot}"):
-        return InputSpec("phone", subject, digits=10)
+        return InputSpec("phone", subject, digits=10, length_declared=False)
     if re.search(r"\be-?mail\b", low):
         return InputSpec("email", subject)
     if example:
@@ -259,7 +263,7 @@ class Phrasebook:
               typos: bool = False) -> tuple[str, Any]:
         """A valid answer (``polarity`` for yes/no and choice asks that a branch depends on)."""
         if spec.kind == "yesno":
-            text, value = self.pick(YES if polarity is not False else NO), polarity is not False
+            text, value = self.pick(YES if polarity is not False else NO + spec.vocab), polarity is not False
             return (self.typo(text, protect=text.split()[0]) if typos else text), value
         if spec.kind == "choice":
             return self._choice(context, polarity, typos)
@@ -294,7 +298,8 @@ class Phrasebook:
             return self.pick([f"{a}.{b}", f"{a}.{b}@", f"{a}@{self.pick(DOMAINS).split('.')[0]}",
                               f"{a} at gmail dot com", f"{a}{b}.com", f"my email is {a}.{b}"])
         if spec.kind in ("otp", "phone"):
-            size = self.pick([max(1, spec.digits - 1), spec.digits + 1, max(1, spec.digits - 2), 4])
+            size = self.pick([max(1, spec.digits - 1), spec.digits + 1, max(1, spec.digits - 2), 4]
+                             if spec.length_declared else [3, 4, 5])  # too short to be a phone anywhere
             digits = "".join(r.choice(string.digits) for _ in range(size))
             return self.pick([digits, f"the code is {digits}" if spec.kind == "otp" else f"my number is {digits}",
                               digits[:2] + "ab" + digits[2:]])

@@ -9,6 +9,8 @@ wrong (the agent has left the path).
 
 from __future__ import annotations
 
+import re
+
 import tempfile
 import time
 from collections import Counter
@@ -243,8 +245,23 @@ def _grade_params(turn: TurnPlan, trace: dict[str, Any], report: SyntheticReport
     for (tool, want), call in zip(turn.calls, calls, strict=False):
         if not want or call.get("tool") != tool:
             continue
-        args = {k: str(v).strip().lower() for k, v in (call.get("args") or {}).items()}
-        report.params.add(all(args.get(k) == str(v).strip().lower() for k, v in want.items()))
+        args = call.get("args") or {}
+        report.params.add(all(_same_value(args.get(k), v) for k, v in want.items()))
+
+
+PHONE_LIKE = re.compile(r"\+?[\d\s().-]{7,}")
+
+
+def _same_value(got: Any, want: Any) -> bool:
+    """A typed value arrived intact: the same text (case aside), or the same phone number with its
+    country code written out ("+1 986-741-7919" for 9867417919)."""
+    g, w = str(got).strip().lower(), str(want).strip().lower()
+    if g == w:
+        return True
+    if PHONE_LIKE.fullmatch(g) and PHONE_LIKE.fullmatch(w):
+        gd, wd = re.sub(r"\D", "", g), re.sub(r"\D", "", w)
+        return len(wd) >= 7 and gd.endswith(wd) and len(gd) - len(wd) <= 3
+    return False
 
 
 # ---------------------------------------------------------------------------- observing the engine

@@ -1,0 +1,47 @@
+"""Values inside answers: account names and words that judge a value instead of giving one."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import text as T
+from core.slots import Vocabulary, extract, infer_type, labelled_text, validate
+
+
+@pytest.mark.parametrize("message, value", [
+    ("you can use fatima.chen1", "fatima.chen1"),
+    ("sara.okafor30, thanks", "sara.okafor30"),
+    ("the usename shoould be kenji_nair42", "kenji_nair42"),  # typos in the frame
+    ("I checked the portal and it shows priya.das13", "priya.das13"),
+    ("john_sharma41 - that's the one", "john_sharma41"),
+    ("my username is mlopez", "mlopez"),
+    ("mlopez", "mlopez"),
+])
+def test_an_account_name_is_the_one_word_that_names_it(message: str, value: str) -> None:
+    for name, expects in [("username", "the username of the account"), ("login", "the login you use")]:
+        st = infer_type(name, expects, Vocabulary())
+        assert st.kind == "text" and st.handle and not st.person
+        assert extract(st, message, asked=True) == value
+
+
+def test_an_account_name_is_never_a_sentence() -> None:
+    st = infer_type("username", "the username of the account", Vocabulary())
+    assert not validate(st, "I don't remember it at all")
+    assert extract(st, "I don't remember it at all", asked=True) is None
+
+
+def test_a_full_name_is_not_an_account_name() -> None:
+    st = infer_type("full_name", "your full name", Vocabulary())
+    assert st.person and not st.handle
+    assert extract(st, "Of course, it's John Smith", asked=True) == "John Smith"
+
+
+@pytest.mark.parametrize("words", ["wrong", "incorrect", "a typo", "not right", "the old one", "ผิด"])
+def test_words_that_judge_a_value_are_not_a_value(words: str) -> None:
+    assert T.is_judgement(words)
+    assert labelled_text(f"the username I gave was {words}", {"username"}) is None
+
+
+@pytest.mark.parametrize("words", ["Wrongway22", "wrong street 5", "Oldham"])
+def test_values_that_only_start_like_a_judgement_stay_values(words: str) -> None:
+    assert not T.is_judgement(words)
