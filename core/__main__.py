@@ -12,6 +12,7 @@ from pathlib import Path
 from core.domain.commerce import OFFERED
 from core.errors import SopError, UserInputError
 from core.problems import errors
+from core.understanding.commands import reading_lines
 
 
 def _ws(args: argparse.Namespace) -> Path:
@@ -43,6 +44,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def _print_trace(trace: dict, state: object) -> None:
     print(f"  · perception: {trace.get('perception')}")
+    for line in reading_lines(trace.get("reading") or {}):
+        print(f"  · read: {line}")
     for d in trace.get("decisions", []):
         print(f"  · decision: {d}")
     for op in trace.get("stack_ops", []):

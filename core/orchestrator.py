@@ -47,6 +47,7 @@ from core.understanding import (
     SmallTalk,
     StartGoal,
     Unclear,
+    value_words,
 )
 
 log = logging.getLogger(__name__)
@@ -528,6 +529,9 @@ class Orchestrator:
         if self.commerce is not None:
             found.update(self.commerce.features_said(t.perception.text, agent.slot_words(sop)))
         goal.slots.update(found)
+        if found:
+            t.reading.add(SetSlots(evidence=t.perception.text, values=dict(found),
+                                   words=value_words(t.perception.text, found)))
 
     def _continue(self, t: Turn, goal: Goal) -> None:
         sop = self.sops[goal.type]
@@ -582,7 +586,8 @@ class Orchestrator:
             if changed:
                 for k in changed:  # a filled slot changed, or a later step's slot given early
                     t.reading.add(CorrectSlot(evidence=p.text, slot=k, value=goal.slots.get(k)) if k in fixes
-                                  else SetSlots(evidence=p.text, values={k: goal.slots.get(k)}))
+                                  else SetSlots(evidence=p.text, values={k: goal.slots.get(k)},
+                                                words=value_words(p.text, {k: goal.slots.get(k)})))
                 t.trace.decisions.append(f"correction: {', '.join(changed)} updated")
                 accepted = True
         if accepted is False:

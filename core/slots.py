@@ -171,9 +171,18 @@ def _money(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> 
                                                       r"about|within|spend)\s*$", msg[: a.start], re.I)]
     if money:
         return _clean_num(money[-1].value)
-    if asked and len(amts) == 1:
+    if asked and len(amts) == 1 and not in_name(msg, amts[0]):
         return _clean_num(amts[0].value)
     return None
+
+
+NAME_BEFORE = re.compile(r"(?<=[\w,;:] )[A-Z][\w-]*\s*$")  # a capitalised word inside a sentence
+
+
+def in_name(msg: str, amount: T.Amount) -> bool:
+    """Whether a bare number is part of a name ("a Vango Nevis 200", "the Pixel 8"): right after a
+    capitalised word that does not start the sentence."""
+    return not amount.money and bool(NAME_BEFORE.search(msg[: amount.start]))
 
 
 def _clean_num(v: float) -> float | int:

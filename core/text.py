@@ -97,8 +97,8 @@ CURRENCY_WORDS = rf"(?:{LEX.alternation('currency_words')})"
 CURRENCY_SYMBOLS = "฿$€£¥₹"
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 MONEY = re.compile(
-    rf"(?P<sym>[{CURRENCY_SYMBOLS}])?\s?(?P<num>{_NUM})\s?(?P<suf>k|K|m|M|thousand|grand|million|mil)?\b"
-    rf"(?:\s?(?P<cur>{CURRENCY_WORDS})\b)?",
+    rf"(?:(?P<sym>[{CURRENCY_SYMBOLS}])|\b(?P<pre>(?i:{CURRENCY_WORDS}))\b)?\s?(?P<num>{_NUM})\s?"
+    rf"(?P<suf>k|K|m|M|thousand|grand|million|mil)?\b(?:\s?(?P<cur>(?i:{CURRENCY_WORDS}))\b)?",
 )
 RANGE = re.compile(
     rf"(?P<a>{_NUM})\s?(?P<sa>k|m)?\s?(?:-|–|to|and)\s?[{CURRENCY_SYMBOLS}]?(?P<b>{_NUM})\s?(?P<sb>k|m|thousand)?\b",
@@ -134,8 +134,8 @@ def amounts(text: str) -> list[Amount]:
         after = text[ne : ne + 1]
         if after and (after.isalpha() or after in "-_/") and not m.group("suf"):
             continue
-        money = bool(m.group("sym") or m.group("suf") or m.group("cur"))
-        start = m.start("sym") if m.group("sym") else ns
+        money = bool(m.group("sym") or m.group("pre") or m.group("suf") or m.group("cur"))
+        start = m.start("sym") if m.group("sym") else m.start("pre") if m.group("pre") else ns
         end = max(m.end(g) for g in ("num", "suf", "cur") if m.group(g))
         out.append(Amount(_value(m.group("num"), m.group("suf")), money, start, end))
     return out

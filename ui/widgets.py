@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.playground import CheckResult, MappingProblem
 from core.problems import Problem
+from core.understanding.commands import reading_lines
 
 
 def problems(found: list[Problem], *, ok_text: str = "") -> None:
@@ -50,6 +51,9 @@ def trace(tr: dict[str, Any]) -> None:
     cols[2].metric("LLM calls", len(tr.get("llm") or []))
     if intents:
         st.caption("Intent scores: " + ", ".join(f"{name} {score:.2f}" for name, score in intents))
+    read = reading_lines(tr.get("reading") or {})
+    if read:
+        st.markdown("**Read from the message**\n" + "\n".join(f"- {user_text(line)}" for line in read))
     decisions = tr.get("decisions") or []
     if decisions:
         st.markdown("**Decisions**\n" + "\n".join(f"1. {d}" for d in decisions))

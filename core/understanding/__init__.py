@@ -15,7 +15,10 @@ from core.understanding.commands import (
     SmallTalk,
     StartGoal,
     Unclear,
+    reading_lines,
+    value_words,
 )
 
 __all__ = ["Answer", "CancelGoal", "Command", "CorrectSlot", "FollowUp", "GoBack", "HumanHandoff",
-           "KnowledgeQuestion", "Reading", "SetSlots", "Skip", "SmallTalk", "StartGoal", "Unclear"]
+           "KnowledgeQuestion", "Reading", "SetSlots", "Skip", "SmallTalk", "StartGoal", "Unclear",
+           "reading_lines", "value_words"]

@@ -24,7 +24,7 @@ class Command:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form for the trace."""
-        return {"command": self.kind, **{k: v for k, v in self.__dict__.items() if v not in (None, "", [], {})}}
+        return {"command": self.kind, **{k: v for k, v in self.__dict__.items() if v not in (None, "", [], {}, ())}}
 
 
 @dataclass(frozen=True)
@@ -149,3 +149,40 @@ class Reading:
         """JSON form for the trace."""
         return {"language": self.language, "commands": [c.as_dict() for c in self.commands],
                 "dropped": [{**c.as_dict(), "reason": why} for c, why in self.dropped]}
+
+
+def value_words(text: str, values: dict[str, Any]) -> dict[str, str]:
+    """For each value, the customer's words it was read from, when they can be found in the message:
+    the value itself ("NW-10481"), or the number as written ("$1,500" for 1500)."""
+    import re
+
+    from core import text as T
+
+    out: dict[str, str] = {}
+    for name, value in values.items():
+        if isinstance(value, bool) or value is None or isinstance(value, list | dict):
+            continue
+        hit = next((a for a in T.amounts(text) if a.value == value), None) \
+            if isinstance(value, int | float) else None
+        m = re.search(re.escape(str(value)), text, re.I)
+        if hit is not None:
+            out[name] = text[hit.start:hit.end]
+        elif m:
+            out[name] = m.group(0)
+    return out
+
+
+def reading_lines(reading: dict[str, Any]) -> list[str]:
+    """A trace's reading in plain lines: each command with the words it came from, then each dropped
+    command with the reason ("dropped cancel_goal (goal=care.order_cancel) from 'Yes, please cancel it':
+    the message answers the pending question")."""
+
+    def one(c: dict[str, Any]) -> str:
+        details = ", ".join(f"{k}={v}" for k, v in c.items() if k not in ("command", "evidence", "reason"))
+        words = str(c.get("evidence") or "")
+        words = words if len(words) <= 80 else words[:77] + "..."
+        return f"{c.get('command')}" + (f" ({details})" if details else "") + (f" from {words!r}" if words else "")
+
+    lines = [one(c) for c in reading.get("commands") or []]
+    lines += [f"dropped {one(c)}: {c.get('reason')}" for c in reading.get("dropped") or []]
+    return lines

@@ -11,6 +11,7 @@ from core import build_orchestrator
 from core.lexicons import language_of, segment
 from core.orchestrator import Orchestrator
 from core.replies import languages, say
+from core.understanding import reading_lines, value_words
 
 CARE = Path(__file__).resolve().parents[2] / "examples" / "retail_care"
 
@@ -55,6 +56,30 @@ def test_never_mind_is_a_cancel(orch: Orchestrator) -> None:
     r = reading(orch, "d", "I want to return an item", "never mind")
     assert r["commands"] == [{"command": "cancel_goal", "evidence": "never mind", "goal": "care.return"}]
     assert r["dropped"] == []
+
+
+def test_values_given_up_front_are_read_with_the_words_they_came_from(orch: Orchestrator) -> None:
+    r = reading(orch, "e", "I want a refund for order NW-10483 please")
+    kinds = [c["command"] for c in r["commands"]]
+    assert kinds == ["start_goal", "set_slots"]
+    assert r["commands"][1]["values"] == {"order_id": "NW-10483"}
+    assert r["commands"][1]["words"] == {"order_id": "NW-10483"}
+    lines = reading_lines(r)
+    assert lines[0].startswith("start_goal (sop=care.refund")
+    assert "words={'order_id': 'NW-10483'}" in lines[1]
+
+
+def test_dropped_commands_are_shown_with_their_reason() -> None:
+    lines = reading_lines({"commands": [{"command": "answer", "evidence": "Yes, please cancel it", "value": True}],
+                           "dropped": [{"command": "cancel_goal", "evidence": "cancel it", "goal": "g",
+                                        "reason": "the message answers the pending question"}]})
+    assert lines == ["answer (value=True) from 'Yes, please cancel it'",
+                     "dropped cancel_goal (goal=g) from 'cancel it': the message answers the pending question"]
+
+
+def test_amounts_are_traced_as_written() -> None:
+    assert value_words("a tent under $1,500 please", {"budget": 1500}) == {"budget": "$1,500"}
+    assert value_words("it's for four people", {"party": 4}) == {}
 
 
 def test_language_and_catalogue() -> None:
