@@ -16,7 +16,17 @@ from core.domain.commerce import Commerce, offered
 from core.memory.base import PreferenceSummary
 from core.memory.defaults import accepted_value, decline_offers, offer_question, remembered_range
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
-from core.slots import SlotType, cut_at_labels, extract, handle_value, labelled_text, labelled_value, person_name, validate
+from core.slots import (
+    SlotType,
+    cut_at_labels,
+    extract,
+    handle_value,
+    labelled_text,
+    labelled_value,
+    option_mentions,
+    person_name,
+    validate,
+)
 from core.sop.expr import evaluate, lookup, parse, paths
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
@@ -287,7 +297,7 @@ class SpecialistAgent:
                 val = extract(st, corrected, asked=False)
             if validate(st, val):
                 found[name] = val
-        return found
+        return _in_turn(found, self.types(sop), sop, text)
 
     def apply_correction(self, goal: Goal, sop: Sop, changes: dict[str, Any]) -> list[str]:
         """New values for slots the flow already used: update and rewind to where they are first needed."""
@@ -432,10 +442,13 @@ class SpecialistAgent:
             if taken:
                 resp.decisions.append(f"{node.label}: {b.condition or 'else'} -> {b.target}")
                 goal.step = b.target
-                target = sop.node(b.target)
-                if target is not None and target.asks and node.id in sop.reachable(target.id):
-                    for p in target.fills:  # the flow loops back to a question: it is asked again
-                        goal.slots.pop(p.name, None)
+                order = _linear_order(sop)
+                if b.target in order and node.id in order and order.index(b.target) <= order.index(node.id):
+                    # the flow goes back to an earlier step: the questions from there to here are asked again
+                    for nid in order[order.index(b.target):order.index(node.id)]:
+                        if sop.nodes[nid].asks and node.id in sop.reachable(nid):
+                            for p in sop.nodes[nid].fills:
+                                goal.slots.pop(p.name, None)
                 return
         goal.step = None
 
@@ -815,6 +828,23 @@ def _last_success(goal: Goal, action: str) -> int:
         if goal.memory[i].action == action and goal.memory[i].feedback == "success":
             return i
     return -1
+
+
+def _in_turn(found: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: str) -> dict[str, Any]:
+    """Slots that list the same options each take their own mention, in the order the SOP asks for
+    them ("from the 1st through the 23rd": start day 1st, end day 23rd), not all the first one."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name in sop.slot_names():
+        st = types.get(name)
+        if name in found and st is not None and st.kind == "option":
+            groups.setdefault(tuple(st.vocab), []).append(name)
+    for vocab, names in groups.items():
+        said = option_mentions(text, list(vocab))
+        if len(names) > 1 and len(said) > 1:
+            found.update(zip(names, said, strict=False))
+            for name in names[len(said):]:
+                found.pop(name, None)
+    return found
 
 
 def _held(goal: Goal, node: Node) -> bool:

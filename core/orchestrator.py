@@ -333,8 +333,9 @@ class Orchestrator:
             return sop
         if sop.id == active.type:
             return None
-        if by_name is None and best[1] < t.perception.score(active.type) + INTENT_MARGIN:
-            return None
+        if by_name is None and best[1] < t.perception.score(active.type) + INTENT_MARGIN \
+                and self._request_part(active, t.perception.text, sop.id) is None:
+            return None  # close to the active SOP, and not asked for by name
         text = t.perception.text
         if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
                 self._answers_pending(active, text) or self._about_pending(active, text)) \
@@ -347,12 +348,15 @@ class Orchestrator:
     def _request_part(self, active: Goal, text: str, sop_id: str) -> str | None:
         """The part of a message that asks for ``sop_id`` by name and is not an answer to the pending
         question ("2pm is good. Also, can you tell me the weather?" -> its second sentence)."""
-        for part in T.clauses(text) or [text]:
-            if not (T.is_question(part) or T.REQUEST.search(part)) or self._named_sops(part) != {sop_id}:
-                continue
-            if active.pending and (self._answers_pending(active, part) or self._about_pending(active, part)):
-                continue
-            return part
+        for clause in T.clauses(text, min_tokens=1) or [text]:
+            # "yes, I'd like to book this hotel" to "search for more hotels?": the request after the yes
+            for part in dict.fromkeys((clause, T.YES.sub("", clause, count=1).lstrip(" ,.!"))):
+                if not part or not (T.is_question(part) or T.REQUEST.search(self.brain.correct(part))) \
+                        or self._named_sops(part) != {sop_id}:
+                    continue
+                if active.pending and (self._answers_pending(active, part) or self._about_pending(active, part)):
+                    continue
+                return part
         return None
 
     def _moves_on(self, t: Turn, goal: Goal) -> bool:

@@ -473,6 +473,20 @@ def find_option(message: str, options: list[str], *, loose: bool = False) -> str
     return _by_content_words(message, options) or find_vocab(message, options)
 
 
+def option_mentions(message: str, options: list[str]) -> list[str]:
+    """Every listed option a message names, in the order it names them ("from the 1st through the
+    23rd" -> ["1st", "23rd"]); where two options overlap, the longer one."""
+    text = T.normalise_clock(message)
+    found = sorted((m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text))
+    out: list[str] = []
+    end = -1
+    for start, _, stop, option in found:
+        if start >= end:
+            out.append(option)
+            end = stop
+    return out
+
+
 def _by_content_words(message: str, options: list[str]) -> str | None:
     """The one option whose content words the answer all uses, in any order and with other words between
     ("I'll drop it off at the store" -> "drop off at a store")."""
