@@ -271,6 +271,11 @@ class Orchestrator:
         return any(_names(n, stems) or any(set(T.words(p.name.replace("_", " "))) <= said for p in n.fills)
                    for n in sop.nodes.values() if {p.name for p in n.fills} & held)
 
+    def _corrects_goal(self, goal: Goal, text: str) -> bool:
+        """A correction or a go-back about this goal's questions ("wrong product category, let me fix
+        it"): whatever request words it has, it is about this goal."""
+        return (bool(T.CORRECTION.search(text)) or T.is_go_back(text)) and self._about_pending(goal, text)
+
     def _answers_pending(self, goal: Goal | None, text: str) -> bool:
         """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
         if goal is None or not goal.pending:
@@ -325,7 +330,7 @@ class Orchestrator:
         best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
         by_name = None
         if best is None or (active is not None and best[0] == active.type):
-            best = by_name = self._asked_by_name(t, active)  # "hold on, let me check my balance first"
+            best = by_name = self._asked_by_name(t, active) or self._values_name(t, active)
         if best is None:
             return None
         sop = self.sops[best[0]]
@@ -333,9 +338,10 @@ class Orchestrator:
             return sop
         if sop.id == active.type:
             return None
-        if by_name is None and best[1] < t.perception.score(active.type) + INTENT_MARGIN \
-                and self._request_part(active, t.perception.text, sop.id) is None:
-            return None  # close to the active SOP, and not asked for by name
+        if by_name is None and best[1] < t.perception.score(active.type) + INTENT_MARGIN and (
+                self._request_part(active, t.perception.text, sop.id) is None
+                or self._corrects_goal(active, t.perception.text)):
+            return None  # close to the active SOP, and not asked for by name ("wrong category, let me fix it")
         text = t.perception.text
         if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
                 self._answers_pending(active, text) or self._about_pending(active, text)) \
@@ -396,13 +402,36 @@ class Orchestrator:
         first?") though the message scores under the threshold for it, or highest for the active SOP: at
         least LOW_INTENT, and not an answer to the pending question."""
         p = t.perception
-        if active is None or not p.intents:
+        if active is None or not p.intents or self._corrects_goal(active, p.text):
             return None
         for sop_id, score in p.intents:
             if sop_id != active.type and score >= LOW_INTENT and self._request_part(active, p.text, sop_id):
                 t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
                 return sop_id, score
         return None
+
+    def _values_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
+        """A message that gives listed values only one SOP asks for ("I need it from the 15th to the
+        21st" while searching hotels: the booking's days), and nothing the active SOP can use: that SOP
+        is what the customer is after."""
+        p = t.perception
+        if p.question or (active is not None and (active.type not in self.sops
+                                                  or self._answers_pending(active, p.text)
+                                                  or self._listed_values(self.sops[active.type], p.text))):
+            return None
+        current = active.type if active is not None else ""
+        named = [sop.id for sop in self.sops.values() if sop.id != current and self._listed_values(sop, p.text)]
+        if len(named) != 1:
+            return None
+        t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
+        return named[0], p.score(named[0])
+
+    def _listed_values(self, sop: Sop, text: str) -> dict[str, str]:
+        """The values a message names for the SOP's questions that list their answers."""
+        agent = self.agents.get(self.sop_agent.get(sop.id, ""))
+        types = agent.types(sop) if agent is not None else {}
+        found = {name: find_option(text, st.vocab) for name, st in types.items() if st.kind == "option"}
+        return {k: v for k, v in found.items() if v}
 
     def _topic_sops(self, text: str) -> set[str]:
         """SOPs whose subject the message names ("my balance", "a weather report", "reserve a table")."""
@@ -457,6 +486,8 @@ class Orchestrator:
         told = self.already_told(t.state, sop)
         if told:
             goal.slots.update(told)
+            for k in told:
+                t.state.told.pop(k, None)
             t.trace.decisions.append(f"already told in this session: {', '.join(sorted(told))}")
         return goal
 
@@ -522,7 +553,28 @@ class Orchestrator:
             person = next((v for k, v in given.items() if k in old_types and old_types[k].person), None)
             if person is not None:
                 out.update({k: person for k in names})
+        out.update({k: v for k, v in state.told.items() if k in keep and k not in out})
         return out
+
+    def _keep_for_later(self, t: Turn, active: Goal) -> None:
+        """Values the message gives for questions only other SOPs ask (typed ones: listed options,
+        dates, numbers, ids): kept in the session for the goal that will ask for them."""
+        if active.type not in self.sops:
+            return
+        own = set(self.sops[active.type].slot_names())
+        for sop in self.sops.values():
+            agent = self.agents.get(self.sop_agent.get(sop.id, ""))
+            if sop.id == active.type or agent is None:
+                continue
+            types = agent.types(sop)
+            found = agent.extract_volunteered(Goal(id="", type=sop.id), sop, t.perception.text, opening=False)
+            kept = {k: v for k, v in found.items() if k not in own and k in types
+                    and types[k].kind not in ("text", "boolean", "choice")}
+            if kept:
+                t.state.told.update(kept)
+                t.reading.add(SetSlots(evidence=t.perception.text, values=dict(kept),
+                                       words=value_words(t.perception.text, kept)))
+                t.trace.decisions.append(f"kept for {sop.id}: {', '.join(sorted(kept))}")
 
     def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool) -> None:
         agent = self._agent(goal)
@@ -548,6 +600,7 @@ class Orchestrator:
             t.ops.mark_done("completed")
             self._route(t)
             return
+        self._keep_for_later(t, goal)
         changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
         # new values for slots already filled ("I made a mistake, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}

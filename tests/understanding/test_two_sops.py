@@ -1,0 +1,85 @@
+"""Two SOPs of one domain, imported from flowcharts of our own (tests/understanding/cabins, STAR
+layout): a search that loops ("another cabin?") and a booking whose two questions list the same days.
+What a customer says for the other SOP is read, kept and used; the loop asks its question again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import build_orchestrator
+from core.importers import import_star_task, write_import
+from core.orchestrator import Orchestrator
+
+CABINS = Path(__file__).parent / "cabins"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("cabins")
+    for task in ("cabin_search", "cabin_book"):
+        write_import(import_star_task(CABINS / "tasks" / task, ws), ws)
+    return ws
+
+
+@pytest.fixture()
+def orch(root: Path, tmp_path: Path) -> Orchestrator:
+    return build_orchestrator(root, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+
+
+def say(orch: Orchestrator, *texts: str) -> dict[str, Any]:
+    for text in texts:
+        orch.handle_message("s", text)
+    return orch.last_trace("s") or {}
+
+
+def active(orch: Orchestrator) -> Any:
+    state = orch.load_state("s")
+    return state.active_goal if state else None
+
+
+def test_a_loop_back_asks_its_question_again(orch: Orchestrator) -> None:
+    trace = say(orch, "I'm looking for a cabin", "by the lake please", "yes")
+    assert trace["actions"] == ["cabin_ask_area"]
+    assert active(orch).pending == "cabin_ask_area"
+    trace = say(orch, "the forest")
+    assert trace["actions"][-1] == "cabin_ask_search_more"  # one result, then the question again (no loop)
+
+
+def test_two_questions_with_the_same_options_take_their_own_mention(orch: Orchestrator) -> None:
+    say(orch, "I'd like to book the Cedar Rest cabin from the 3rd to the 9th")
+    goal = active(orch)
+    assert goal is None or goal.type.endswith("cabin_book")
+    state = orch.load_state("s")
+    booked = state.latest_goal(next(g.type for g in state.goals.values()))
+    assert (booked.slots["arrival_day"], booked.slots["departure_day"]) == ("3rd", "9th")
+
+
+def test_days_said_while_searching_are_kept_for_the_booking(orch: Orchestrator) -> None:
+    trace = say(orch, "I'm looking for a cabin", "by the lake please", "no thanks. I need it from the 3rd to the 9th")
+    read = trace["reading"]["commands"]
+    assert {"command": "set_slots", "evidence": "no thanks. I need it from the 3rd to the 9th",
+            "values": {"arrival_day": "3rd", "departure_day": "9th"},
+            "words": {"arrival_day": "3rd", "departure_day": "9th"}} in read
+    trace = say(orch, "Cedar Rest")
+    assert trace["actions"][-2:] == ["query", "cabin_booked"] or "cabin_booked" in trace["actions"]
+    booked = orch.load_state("s").latest_goal(next(g.type for g in orch.load_state("s").goals.values()
+                                                   if g.type.endswith("cabin_book")))
+    assert (booked.slots["arrival_day"], booked.slots["departure_day"]) == ("3rd", "9th")
+    assert orch.load_state("s").told == {}  # used, not kept twice
+
+
+def test_a_request_after_a_yes_starts_the_other_sop(orch: Orchestrator) -> None:
+    say(orch, "I'm looking for a cabin", "by the lake please")
+    trace = say(orch, "yes i woulr like to book this cabin")
+    assert [c["command"] for c in trace["reading"]["commands"]][0] == "start_goal"
+    assert active(orch).type.endswith("cabin_book")
+
+
+def test_values_only_the_other_sop_asks_for_start_it(orch: Orchestrator) -> None:
+    say(orch, "I'm looking for a cabin", "by the lake please", "no", "hmm")
+    trace = say(orch, "Cedar Rest, 12th to the 14th")
+    assert active(orch) is None or active(orch).type.endswith("cabin_book")
+    assert any(c["command"] == "start_goal" for c in trace["reading"]["commands"])
