@@ -124,6 +124,7 @@ class SpecialistAgent:
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
+        values = _own_mention(values, types, sop, text)
         for name, val in proposed_values(self.env.brain, node, text).items():  # an LLM brain's checked reading
             st = types.get(name)
             if name not in values and st is not None and not (typed_only and st.kind == "text") \
@@ -845,6 +846,22 @@ def _in_turn(found: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: 
             for name in names[len(said):]:
                 found.pop(name, None)
     return found
+
+
+def _own_mention(values: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: str) -> dict[str, Any]:
+    """An answer for one of several questions that list the same options takes the mention in its own
+    place: "from the 7th to the 24th" answers the departure question with the 24th."""
+    out = dict(values)
+    for name, val in values.items():
+        st = types.get(name)
+        if st is None or st.kind != "option":
+            continue
+        group = [n for n in sop.slot_names() if (o := types.get(n)) is not None and o.kind == "option"
+                 and o.vocab == st.vocab]
+        said = option_mentions(text, st.vocab)
+        if len(group) > 1 and len(said) > 1 and group.index(name) < len(said):
+            out[name] = said[group.index(name)]
+    return out
 
 
 def _held(goal: Goal, node: Node) -> bool:

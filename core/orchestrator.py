@@ -330,7 +330,8 @@ class Orchestrator:
         best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
         by_name = None
         if best is None or (active is not None and best[0] == active.type):
-            best = by_name = self._asked_by_name(t, active) or self._values_name(t, active)
+            best = by_name = self._asked_by_name(t, active) or self._values_name(t, active) \
+                or self._plain_switch(t, active)
         if best is None:
             return None
         sop = self.sops[best[0]]
@@ -409,6 +410,26 @@ class Orchestrator:
                 t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
                 return sop_id, score
         return None
+
+    def _plain_switch(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
+        """While a goal waits for an answer, a request that is no answer to it and plainly points to
+        another SOP ("I need to check my account first" while a booking asks for a name): at least
+        LOW_INTENT and CLEAR_MARGIN above every other SOP, the active one included."""
+        p = t.perception
+        if active is None or not active.pending or not p.intents or _only_social(t) \
+                or not (p.question or T.REQUEST.search(self.brain.correct(p.text))):
+            return None
+        sop_id, score = p.intents[0]
+        runner_up = max((s for _, s in p.intents[1:]), default=0.0)
+        if sop_id == active.type or score < LOW_INTENT or score - runner_up < CLEAR_MARGIN \
+                or self._about_pending(active, p.text):
+            return None
+        sop, agent = self.sops.get(active.type), self._agent(active)
+        if sop is None or agent is None or agent.answer_values(active, sop, p.text):
+            return None  # an answer to the pending question first
+        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but plainly asked for and "
+                                 f"the message does not answer the pending question")
+        return sop_id, score
 
     def _values_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
         """A message that gives listed values only one SOP asks for ("I need it from the 15th to the

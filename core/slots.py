@@ -528,7 +528,36 @@ def person_name(message: str, *, asked: bool) -> str | None:
         return said.group(1)
     rest = NAME_LEAD.sub("", message.strip()).strip(" .!,")
     head = re.split(r"[.!?,;:]+(?:\s|$)|\s+(?:and|but)\s+", rest, maxsplit=1)[0].strip(" .!,")
-    return (head if 0 < len(T.words(head)) <= 4 else rest) or None
+    name = head if 0 < len(T.words(head)) <= 4 else rest
+    # "I need to check my account first" is a sentence, not a name: a name has no more than four words
+    # and none of the language's function words
+    cased = name != name.lower()  # "May Chen": capitalised words are the name's own
+    said = [w for w in re.findall(r"[^\W\d_][\w'-]*", name) if not (cased and w[0].isupper())]
+    if name and len(T.words(name)) <= 4 and not any(w.lower() in T.STOPWORDS for w in said if len(w) > 1) \
+            and not set(T.words(name)) <= _not_names():
+        return name
+    return capitalised_name(message)
+
+
+@cache
+def _not_names() -> frozenset[str]:
+    """Words that are never a name: function words, interjections, yes words and greetings."""
+    return T.STOPWORDS | {w for key in ("lead_filler", "affirm", "greeting") for p in LEX.phrases(key)
+                          for w in p.split() if w.isalpha()}
+
+
+def capitalised_name(message: str) -> str | None:
+    """The first run of one to four capitalised words that are not the language's function words or
+    interjections: "Tyler Jones here" -> "Tyler Jones", "Katarina Miller with a K" -> "Katarina Miller".
+    None in a message written all in lower case."""
+    skip = _not_names()
+    run: list[str] = []
+    for w in re.findall(r"[^\W\d_][\w'-]*|\S", message):
+        if w[0].isupper() and w.lower() not in skip and len(w) > 1:
+            run.append(w)
+        elif run:
+            break
+    return " ".join(run) if 0 < len(run) <= 4 else None
 
 
 def handle_value(message: str, slot: str) -> str | None:

@@ -83,3 +83,12 @@ def test_values_only_the_other_sop_asks_for_start_it(orch: Orchestrator) -> None
     trace = say(orch, "Cedar Rest, 12th to the 14th")
     assert active(orch) is None or active(orch).type.endswith("cabin_book")
     assert any(c["command"] == "start_goal" for c in trace["reading"]["commands"])
+
+
+def test_an_answer_to_one_of_two_day_questions_takes_its_own_mention(orch: Orchestrator) -> None:
+    say(orch, "I'd like to book the Cedar Rest cabin", "the 3rd")
+    trace = say(orch, "I need to stay from the 7th to the 24th")
+    goal = orch.load_state("s").latest_goal(next(g.type for g in orch.load_state("s").goals.values()))
+    assert goal.slots["departure_day"] == "24th"
+    assert goal.slots["arrival_day"] == "7th"  # the earlier answer corrected by the same message
+    assert [c["command"] for c in trace["reading"]["commands"]][:2] == ["answer", "correct_slot"]

@@ -45,3 +45,19 @@ def test_words_that_judge_a_value_are_not_a_value(words: str) -> None:
 @pytest.mark.parametrize("words", ["Wrongway22", "wrong street 5", "Oldham"])
 def test_values_that_only_start_like_a_judgement_stay_values(words: str) -> None:
     assert not T.is_judgement(words)
+
+
+@pytest.mark.parametrize("message, name", [
+    ("Katarina Miller with a K!", "Katarina Miller"),
+    ("Tyler Jones here", "Tyler Jones"),
+    ("Brian White is my name, my account number is 351531510", "Brian White"),
+    ("Of course, it's John Smith", "John Smith"),
+    ("May Chen", "May Chen"),  # capitalised, so a name, though "may" is a function word
+    ("I need to check my account first. That is a pretty expensive place!!", None),
+    ("Hi, I need a table", None),
+    ("yes", None),
+])
+def test_a_persons_name_is_a_name_not_a_sentence(message: str, name: str | None) -> None:
+    st = infer_type("customer_name", "their customer name", Vocabulary())
+    assert st.person
+    assert extract(st, message, asked=True) == name
