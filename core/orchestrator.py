@@ -248,8 +248,17 @@ class Orchestrator:
             return PreferenceSummary(), notes
 
     def _clear_answer(self, goal: Goal | None, text: str) -> bool:
-        """A short reply that is plainly an answer to the pending ask needs no intent embedding."""
-        return len(T.words(text)) <= 4 and self._answers_pending(goal, text)
+        """A short reply that is plainly an answer to the pending ask needs no intent embedding: at most
+        four words, or at most eight with no question, request, cancel or correction words in them
+        ("Lenovo Legion, freezes when gaming.")."""
+        n = len(T.words(text))
+        if n > 8:
+            return False
+        if n > 4 and any(T.is_question(said) or T.REQUEST.search(said) or T.is_cancel(said)
+                         or T.CORRECTION.search(said) or T.is_go_back(said) or T.wants_it_now(said)
+                         for said in (text, self.brain.correct(text))):  # "yes i woulr like to book it"
+            return False
+        return self._answers_pending(goal, text)
 
     def _about_pending(self, goal: Goal, text: str) -> bool:
         """Whether a message names what the pending question asks for ("my request id is 8532"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from core import lexicons as LEX
 
@@ -287,8 +288,20 @@ def is_hostile(text: str) -> bool:
     return bool(HOSTILE.search(text))
 
 
-def _correction(word: str, lexicon: set[str]) -> str:
+def _correction(word: str, lexicon: set[str] | frozenset[str]) -> str:
     """The lexicon word a word is a near-miss of (a typo), else the word itself."""
+    if isinstance(lexicon, frozenset):
+        return _cached_correction(word, lexicon)
+    return _find_correction(word, lexicon)
+
+
+@lru_cache(maxsize=65536)
+def _cached_correction(word: str, lexicon: frozenset[str]) -> str:
+    """A fixed lexicon's corrections, remembered (a word's near-misses cost a scan of the lexicon)."""
+    return _find_correction(word, lexicon)
+
+
+def _find_correction(word: str, lexicon: set[str] | frozenset[str]) -> str:
     import difflib
 
     if word in lexicon or word in STOPWORDS or len(word) < 3 or not word.isalpha():

@@ -45,7 +45,8 @@ class RuleBrain:
                     self.lexicon.update(T.words(trig))
             for node in sop.nodes.values():
                 self.lexicon.update(w for w in T.words(f"{node.text} {node.expects}") if w.isalpha())
-        self.lexicon |= T.GENERAL_WORDS | {w for w in T.STOPWORDS if len(w) >= 4 and w.isalpha()}
+        self.lexicon: frozenset[str] = frozenset(self.lexicon | T.GENERAL_WORDS
+                                                 | {w for w in T.STOPWORDS if len(w) >= 4 and w.isalpha()})
         self._vectors = embedder.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
 
     def correct(self, text: str) -> str:
