@@ -61,3 +61,16 @@ def test_a_persons_name_is_a_name_not_a_sentence(message: str, name: str | None)
     st = infer_type("customer_name", "their customer name", Vocabulary())
     assert st.person
     assert extract(st, message, asked=True) == name
+
+
+@pytest.mark.parametrize("message, amount", [
+    ("It's a Vango Nevis 200", None),  # the number is part of the tent's name
+    ("200", 200),
+    ("It's 200", 200),
+    ("I have USD 200", 200),
+    ("my budget is 200 dollars", 200),
+])
+def test_a_number_inside_a_name_is_not_a_budget(message: str, amount: int | None) -> None:
+    st = infer_type("budget", "a budget, e.g. 1500", Vocabulary())
+    assert st.kind == "money"
+    assert extract(st, message, asked=True) == amount
