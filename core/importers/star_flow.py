@@ -41,6 +41,9 @@ UNABLE = re.compile(r"\b(missing|forgot|forgotten|remember|unknown|don'?t (know|
 NOTHING_FOUND = re.compile(r"\b(no|nothing|cannot|can'?t|could ?n[o']t|unable to)\b.{0,40}\b(match\w*|found|find)\b",
                            re.I)
 MIN_MATCH = 1.0  # a word unique to one API input, or two shared ones
+QUESTION_HINTS = {"your": ("customer",), "where": ("location", "address", "place"), "when": ("date", "day", "time")}
+WEAK_MATCH = 0.5
+SHARED_MATCH = 0.25  # a word at most two inputs and two asks use: better than pairing by position  # a word unique to one input that two asks use, once no other input matches as well
 
 
 @dataclass
@@ -231,15 +234,37 @@ class _Reader:
             return {}
         inputs = [f for f in api.inputs if not _constant_field(f, list(self.replies.values()))]
         words = {f.name: set(_content(f"{split_camel(f.name)} {f.readable}")) for f in inputs}
-        topics = {a: set(self._topic(a)) for a in asks}
+        # a question about "your" name or number asks for the customer's own ("Customer Name", not "Driver Name")
+        # and "where ...?" asks for a location, "when ...?" for a day or a time
+        topics = {a: set(self._topic(a)) | {hint for word, hints in QUESTION_HINTS.items()
+                                            if re.search(rf"\b{word}\b", self.reply(a), re.I) for hint in hints}
+                  for a in asks}
         # a word counts less the more inputs, and the more asks, it appears in ("weather" in every weather question)
         by_inputs = Counter(w for ws in words.values() for w in ws)
         by_asks = Counter(w for ws in topics.values() for w in ws)
         score = [[sum(1.0 / (by_inputs[w] * by_asks[w]) for w in topics[a] & words[f.name]) for f in inputs]
                  for a in asks]
+        # the weaker passes count only the words of the ask's own label and the hints, not of its sentence
+        # ("the weather" in "For what location would you like the weather forecast?" names no input)
+        own = {a: set(_content(self._topic_id(a).replace("_", " "))) | (topics[a] - set(self._topic(a)))
+               for a in asks}
+        weak = [[sum(1.0 / (by_inputs[w] * by_asks[w]) for w in own[a] & words[f.name]) for f in inputs]
+                for a in asks]
         chosen = _best_assignment(score)
         out = {asks[i]: inputs[j] for i, j in chosen.items() if score[i][j] >= MIN_MATCH}
         taken = {f.name for f in out.values()}
+        changed = True
+        while changed:  # weaker matches next, each the one clear best left for its ask ("What hotel ...?"
+            changed = False  # takes the hotel's name, then "May I have your name?" the customer's)
+            for i, a in enumerate(asks):
+                if a in out:
+                    continue
+                free = sorted(((weak[i][j], j) for j, f in enumerate(inputs) if f.name not in taken), reverse=True)
+                if free and free[0][0] >= WEAK_MATCH and (len(free) == 1 or free[0][0] > free[1][0]):
+                    out[a] = inputs[free[0][1]]
+                    taken.add(out[a].name)
+                    changed = True
+                    self.notes.append(f"ask {a!r} collects {out[a].name} (the one input sharing its words)")
         before = {nxt: node for node, nxt in self.graph.items()}
         for a in asks:  # leftovers: the next unmatched input after the one the chart's previous ask collects
             if a in out:
@@ -247,7 +272,9 @@ class _Reader:
             prev = out.get(before.get(a, ""))
             last = inputs.index(prev) if prev is not None else -1
             free = [j for j, f in enumerate(inputs) if f.name not in taken]
-            later = [j for j in free if j > last] or free
+            i = asks.index(a)
+            sharing = sorted((j for j in free if weak[i][j] >= SHARED_MATCH), key=lambda j: -weak[i][j])
+            later = sharing[:1] or [j for j in free if j > last] or free  # a shared word first, then position
             if later:
                 out[a] = inputs[later[0]]
                 taken.add(out[a].name)

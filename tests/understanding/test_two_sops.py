@@ -4,6 +4,7 @@ What a customer says for the other SOP is read, kept and used; the loop asks its
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,14 @@ def test_an_answer_to_one_of_two_day_questions_takes_its_own_mention(orch: Orche
     assert goal.slots["departure_day"] == "24th"
     assert goal.slots["arrival_day"] == "7th"  # the earlier answer corrected by the same message
     assert [c["command"] for c in trace["reading"]["commands"]][:2] == ["answer", "correct_slot"]
+
+
+def test_an_imported_chart_asks_for_what_its_questions_say(tmp_path: Path) -> None:
+    """"May I have your name?" collects the customer's name, not the host's listed first; "Where are
+    you travelling from?" a location; "When do you arrive?" a time (tests/understanding/cabins)."""
+    result = import_star_task(CABINS / "tasks" / "cabin_checkin", tmp_path)
+    write_import(result, tmp_path)
+    sop = json.loads(next((tmp_path / "sops").glob("*.json")).read_text(encoding="utf-8"))
+    collects = {k: n.get("resultKey", "").rstrip("?") for k, n in sop["nodes"].items() if "ask" in k}
+    assert collects == {"ask_name": "customer_name", "cabin_ask_origin": "home_location",
+                        "cabin_ask_arrival": "arrival_time"}
