@@ -139,6 +139,12 @@ class Orchestrator:
             return turn.trace.reply
         raise AssertionError("unreachable")
 
+    def close(self) -> None:
+        """Release the brain's connections (an LLM server's); the stores are closed by their owner."""
+        close = getattr(self.brain, "close", None)
+        if callable(close):
+            close()
+
     def load_state(self, session_id: str) -> SessionState | None:
         """The saved SessionState of a session (None if unknown)."""
         return self.store.load(session_id)

@@ -241,7 +241,13 @@ def _id(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any
     m = re.search(r"\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]*-?[A-Z0-9-]{2,}\b", msg, re.I)
     if m:
         return m.group(0).upper()
-    return None
+    # an id of no stated shape may be a plain number: labelled ("my ride ID is 94", "id: 661"), or
+    # the one number in an answer to the question for it ("111")
+    m = re.search(r"\b(?:id|#)\s*(?:is|was|:|=)?\s*(\d+)\b", msg, re.I)
+    if m:
+        return m.group(1)
+    numbers = re.findall(r"(?<![\w.,])\d+(?![\w.,]\d)", msg)
+    return numbers[0] if asked and len(numbers) == 1 else None
 
 
 def _id_like(m: re.Match[str], msg: str, size: int) -> bool:

@@ -113,6 +113,12 @@ class LLMBrain:
         self.intent_threshold = intent_threshold
         self._local = threading.local()
 
+    def close(self) -> None:
+        """Close the chat model's connections (an ``OpenAIChat``)."""
+        close = getattr(self.model, "close", None)
+        if callable(close):
+            close()
+
     # ------------------------------------------------------------------ the turn
     def begin_turn(self, ctx: TurnContext) -> None:
         """A turn starts: forget the previous turn's readings."""

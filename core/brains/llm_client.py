@@ -167,6 +167,12 @@ class OpenAIChat:
                                                timeout=self.settings.timeout_s, max_retries=self.settings.max_retries)
         self._schema_ok = True  # cleared when the server rejects response_format; JSON is then asked in the prompt
 
+    def close(self) -> None:
+        """Close the HTTP connections to the server."""
+        close = getattr(self._client, "close", None)
+        if callable(close):
+            close()
+
     @property
     def endpoint(self) -> str:
         return self.settings.endpoint

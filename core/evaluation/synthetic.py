@@ -171,10 +171,13 @@ def run_synthetic(workspace: str | Path, sessions: int = 220, seed: int = 7, bra
     with tempfile.TemporaryDirectory(prefix="sop-eval-") as tmp:
         store = open_state_store(f"sqlite:///{tmp}/sessions.sqlite")
         memory = LocalPreferenceMemory(Path(tmp) / "preferences.sqlite")
+        orch = None
         try:
             orch = build_orchestrator(ws.files.root, brain=brain, store=store, memory=memory, loaded=ws)
             report = run_plans(orch, plans, progress=progress)
         finally:
+            if orch is not None:
+                orch.close()
             store.close()
             memory.close()
     report.workspace, report.brain, report.seed = str(workspace), brain, seed

@@ -50,7 +50,9 @@ def make_orch(tmp_path: Path) -> Iterator[OrchFactory]:
         closers.extend([store.close, memory.close])
         url = base_url or (fake.base_url if fake is not None else None)
         llm = LLMSettings(model="fake-model", base_url=url, timeout_s=timeout_s, max_retries=max_retries)
-        return build_orchestrator(ws.files.root, brain=brain, store=store, memory=memory, loaded=ws, llm=llm)
+        orch = build_orchestrator(ws.files.root, brain=brain, store=store, memory=memory, loaded=ws, llm=llm)
+        closers.append(orch.close)
+        return orch
 
     yield make
     for close in closers:
