@@ -124,7 +124,7 @@ class SpecialistAgent:
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
-        values = _own_mention(values, types, sop, text)
+        values = _own_mentions(values, types, sop, text)
         for name, val in proposed_values(self.env.brain, node, text).items():  # an LLM brain's checked reading
             st = types.get(name)
             if name not in values and st is not None and not (typed_only and st.kind == "text") \
@@ -298,7 +298,7 @@ class SpecialistAgent:
                 val = extract(st, corrected, asked=False)
             if validate(st, val):
                 found[name] = val
-        return _in_turn(found, self.types(sop), sop, text)
+        return _own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
 
     def apply_correction(self, goal: Goal, sop: Sop, changes: dict[str, Any]) -> list[str]:
         """New values for slots the flow already used: update and rewind to where they are first needed."""
@@ -831,36 +831,27 @@ def _last_success(goal: Goal, action: str) -> int:
     return -1
 
 
-def _in_turn(found: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: str) -> dict[str, Any]:
-    """Slots that list the same options each take their own mention, in the order the SOP asks for
-    them ("from the 1st through the 23rd": start day 1st, end day 23rd), not all the first one."""
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for name in sop.slot_names():
-        st = types.get(name)
-        if name in found and st is not None and st.kind == "option":
-            groups.setdefault(tuple(st.vocab), []).append(name)
-    for vocab, names in groups.items():
-        said = option_mentions(text, list(vocab))
-        if len(names) > 1 and len(said) > 1:
-            found.update(zip(names, said, strict=False))
-            for name in names[len(said):]:
-                found.pop(name, None)
-    return found
-
-
-def _own_mention(values: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: str) -> dict[str, Any]:
-    """An answer for one of several questions that list the same options takes the mention in its own
-    place: "from the 7th to the 24th" answers the departure question with the 24th."""
+def _own_mentions(values: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: str, *,
+                  drop_unplaced: bool = False) -> dict[str, Any]:
+    """Questions that list the same options ("arrival day", "departure day") each take the mention in
+    their own place, in the order the SOP asks them ("from the 2nd until the 5th": arrival 2nd,
+    departure 5th), not all the first one. ``drop_unplaced``: a slot whose place has no mention loses
+    its value (the message did not give it)."""
     out = dict(values)
-    for name, val in values.items():
+    for name in values:
         st = types.get(name)
         if st is None or st.kind != "option":
             continue
         group = [n for n in sop.slot_names() if (o := types.get(n)) is not None and o.kind == "option"
                  and o.vocab == st.vocab]
         said = option_mentions(text, st.vocab)
-        if len(group) > 1 and len(said) > 1 and group.index(name) < len(said):
-            out[name] = said[group.index(name)]
+        if len(group) < 2 or len(said) < 2:
+            continue
+        place = group.index(name)
+        if place < len(said):
+            out[name] = said[place]
+        elif drop_unplaced:
+            out.pop(name)
     return out
 
 

@@ -274,22 +274,18 @@ class Orchestrator:
         if node is None:
             return False
         said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
-        if any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills):
-            return True
-        stems = {T.stem(w) for w in said}
-        if _names(node, stems):  # "where do I find my order number?"
+        if _names(node, said):  # "my request id is 8532", "where do I find my order number?"
             return True
         # "I need to correct my order number": going back to a value this goal already holds
-        if not (T.CORRECTION.search(text) or T.is_go_back(text)):
+        if not _corrects(text):
             return False
         held = {k for k, v in goal.slots.items() if v not in (None, "")}
-        return any(_names(n, stems) or any(set(T.words(p.name.replace("_", " "))) <= said for p in n.fills)
-                   for n in sop.nodes.values() if {p.name for p in n.fills} & held)
+        return any(_names(n, said) for n in sop.nodes.values() if {p.name for p in n.fills} & held)
 
     def _corrects_goal(self, goal: Goal, text: str) -> bool:
         """A correction or a go-back about this goal's questions ("wrong product category, let me fix
         it"): whatever request words it has, it is about this goal."""
-        return (bool(T.CORRECTION.search(text)) or T.is_go_back(text)) and self._about_pending(goal, text)
+        return _corrects(text) and self._about_pending(goal, text)
 
     def _answers_pending(self, goal: Goal | None, text: str) -> bool:
         """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
@@ -407,8 +403,7 @@ class Orchestrator:
         else:
             if self._just_finished(t) and not (p.question or T.REQUEST.search(p.text)):
                 return None  # "Well that sounds nice": a reaction to the result, not a new request
-            runner_up = max((s for _, s in p.intents[1:]), default=0.0)
-            if score < LOW_INTENT or score - runner_up < CLEAR_MARGIN:
+            if not _clear_lead(p):
                 return None
         t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly asked for")
         return sop_id, score
@@ -435,9 +430,7 @@ class Orchestrator:
                 or not (p.question or T.REQUEST.search(self.brain.correct(p.text))):
             return None
         sop_id, score = p.intents[0]
-        runner_up = max((s for _, s in p.intents[1:]), default=0.0)
-        if sop_id == active.type or score < LOW_INTENT or score - runner_up < CLEAR_MARGIN \
-                or self._about_pending(active, p.text):
+        if sop_id == active.type or not _clear_lead(p) or self._about_pending(active, p.text):
             return None
         sop, agent = self.sops.get(active.type), self._agent(active)
         if sop is None or agent is None or agent.answer_values(active, sop, p.text):
@@ -464,7 +457,7 @@ class Orchestrator:
 
     def _listed_values(self, sop: Sop, text: str) -> dict[str, str]:
         """The values a message names for the SOP's questions that list their answers."""
-        agent = self.agents.get(self.sop_agent.get(sop.id, ""))
+        agent = self._sop_agent(sop.id)
         types = agent.types(sop) if agent is not None else {}
         found = {name: find_option(text, st.vocab) for name, st in types.items() if st.kind == "option"}
         return {k: v for k, v in found.items() if v}
@@ -476,13 +469,7 @@ class Orchestrator:
 
     def _named_sops(self, text: str) -> set[str]:
         """SOPs one of whose questions lists a value the message names ("a table at Lucca")."""
-        out = set()
-        for sop in self.sops.values():
-            agent = self.agents.get(self.sop_agent.get(sop.id, ""))
-            types = agent.types(sop) if agent is not None else {}
-            if any(st.kind == "option" and find_option(text, st.vocab) for st in types.values()):
-                out.add(sop.id)
-        return out | self._topic_sops(text)
+        return {sop.id for sop in self.sops.values() if self._listed_values(sop, text)} | self._topic_sops(text)
 
     def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None) -> None:
         waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
@@ -570,7 +557,7 @@ class Orchestrator:
         """What the customer already said in this session that a new goal of ``sop`` asks for: their
         answers to this SOP's questions last time ("and what about Detroit?" keeps the day), yes/no
         confirmations and picks excepted, and their own name from any goal."""
-        agent = self.agents.get(self.sop_agent.get(sop.id, ""))
+        agent = self._sop_agent(sop.id)
         if agent is None:
             return {}
         types = agent.types(sop)
@@ -599,7 +586,7 @@ class Orchestrator:
             return
         own = set(self.sops[active.type].slot_names())
         for sop in self.sops.values():
-            agent = self.agents.get(self.sop_agent.get(sop.id, ""))
+            agent = self._sop_agent(sop.id)
             if sop.id == active.type or agent is None:
                 continue
             types = agent.types(sop)
@@ -905,7 +892,11 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ running agents
     def _agent(self, goal: Goal) -> SpecialistAgent | None:
-        name = self.sop_agent.get(goal.type)
+        return self._sop_agent(goal.type)
+
+    def _sop_agent(self, sop_id: str) -> SpecialistAgent | None:
+        """The agent that runs an SOP (None when no agent is mapped to it)."""
+        name = self.sop_agent.get(sop_id)
         return self.agents.get(name) if name else None
 
     def _run_active(self, t: Turn) -> None:
@@ -1035,10 +1026,25 @@ def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
     return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
 
 
-def _names(node: Node, stems: set[str]) -> bool:
-    """Whether the stems of a message include every content word of what ``node`` asks for."""
+def _names(node: Node, said: set[str]) -> bool:
+    """Whether a message's words (``said``) name what ``node`` asks for: every word of one of its slots'
+    names, or every content word of its question's subject (stems compared)."""
+    if any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills):
+        return True
     named = {T.stem(w) for w in T.words(asked_subject(node.label)) if w not in T.STOPWORDS}
-    return bool(named) and named <= stems
+    return bool(named) and named <= {T.stem(w) for w in said}
+
+
+def _clear_lead(p: Perception) -> bool:
+    """Whether the best-scoring SOP scores at least LOW_INTENT and CLEAR_MARGIN above every other."""
+    score = p.intents[0][1]
+    runner_up = max((s for _, s in p.intents[1:]), default=0.0)
+    return score >= LOW_INTENT and score - runner_up >= CLEAR_MARGIN
+
+
+def _corrects(text: str) -> bool:
+    """Whether a message has correction or go-back words ("actually", "I made a mistake", "go back")."""
+    return bool(T.CORRECTION.search(text)) or T.is_go_back(text)
 
 
 def _only_social(t: Turn) -> bool:
