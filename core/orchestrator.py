@@ -262,7 +262,7 @@ class Orchestrator:
             return False
         if n > 4 and any(T.is_question(said) or T.REQUEST.search(said) or T.is_cancel(said)
                          or T.CORRECTION.search(said) or T.is_go_back(said) or T.wants_it_now(said)
-                         for said in (text, self.brain.correct(text))):  # "yes i woulr like to book it"
+                         for said in (text, self.brain.correct(text))):  # "sure, i wuold like to book it"
             return False
         return self._answers_pending(goal, text)
 
@@ -367,7 +367,7 @@ class Orchestrator:
         """The part of a message that asks for ``sop_id`` by name and is not an answer to the pending
         question ("2pm is good. Also, can you tell me the weather?" -> its second sentence)."""
         for clause in T.clauses(text, min_tokens=1) or [text]:
-            # "yes, I'd like to book this hotel" to "search for more hotels?": the request after the yes
+            # "yes, book that cabin for me" to "look for another cabin?": the request after the yes
             for part in dict.fromkeys((clause, T.YES.sub("", clause, count=1).lstrip(" ,.!"))):
                 if not part or not (T.is_question(part) or T.REQUEST.search(self.brain.correct(part))) \
                         or self._named_sops(part) != {sop_id}:
@@ -423,7 +423,7 @@ class Orchestrator:
 
     def _plain_switch(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
         """While a goal waits for an answer, a request that is no answer to it and plainly points to
-        another SOP ("I need to check my account first" while a booking asks for a name): at least
+        another SOP ("let me sort out my login before that" while a booking asks for a name): at least
         LOW_INTENT and CLEAR_MARGIN above every other SOP, the active one included."""
         p = t.perception
         if active is None or not active.pending or not p.intents or _only_social(t) \
@@ -440,8 +440,8 @@ class Orchestrator:
         return sop_id, score
 
     def _values_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
-        """A message that gives listed values only one SOP asks for ("I need it from the 15th to the
-        21st" while searching hotels: the booking's days), and nothing the active SOP can use: that SOP
+        """A message that gives listed values only one SOP asks for ("we'd arrive on the 4th and leave
+        on the 9th" while searching cabins: the booking's days), and nothing the active SOP can use: that SOP
         is what the customer is after."""
         p = t.perception
         if p.question or (active is not None and (active.type not in self.sops

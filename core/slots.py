@@ -241,7 +241,7 @@ def _id(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any
     m = re.search(r"\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]*-?[A-Z0-9-]{2,}\b", msg, re.I)
     if m:
         return m.group(0).upper()
-    # an id of no stated shape may be a plain number: labelled ("my ride ID is 94", "id: 661"), or
+    # an id of no stated shape may be a plain number: labelled ("the locker ID is 52", "id: 318"), or
     # the one number in an answer to the question for it ("111")
     m = re.search(r"\b(?:id|#)\s*(?:is|was|:|=)?\s*(\d+)\b", msg, re.I)
     if m:
@@ -422,6 +422,7 @@ NAME_LEAD = re.compile(r"^(?:(?:yes|yeah|yep|sure|of course|ok|okay|hi|hello|hey
                        r"i am|i'?m|im|call me)\s+", re.I)
 NAME_SAID = re.compile(r"\b(?i:my (?:full )?name is|my name'?s|this is|i am|i'?m|call me)\s+"
                        r"([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})")
+NAME_GIVEN = re.compile(r"\b(?i:it'?s|it is)\s+([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})")  # asked only
 PRONOUNS = frozenset({"he", "she", "her", "his", "him", "they", "them", "their", "i", "me", "we", "us"})
 GENERIC_NAME_WORDS = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "the", "of"})
 
@@ -480,8 +481,8 @@ def find_option(message: str, options: list[str], *, loose: bool = False) -> str
 
 
 def option_mentions(message: str, options: list[str]) -> list[str]:
-    """Every listed option a message names, in the order it names them ("from the 1st through the
-    23rd" -> ["1st", "23rd"]); where two options overlap, the longer one."""
+    """Every listed option a message names, in the order it names them ("from the 2nd until the
+    5th" -> ["2nd", "5th"]); where two options overlap, the longer one."""
     text = T.normalise_clock(message)
     found = sorted((m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text))
     out: list[str] = []
@@ -524,23 +525,24 @@ def _leading_words(text: str, options: list[str]) -> list[tuple[int, int, str]]:
 
 
 def person_name(message: str, *, asked: bool) -> str | None:
-    """A customer's own name: "Of course, it's John Smith" -> "John Smith". Unasked, only when the
-    message says so ("my name is Mark", "I'm Tyler Jones")."""
+    """A customer's own name: "Sure, it's Priya Raman" -> "Priya Raman". Unasked, only when the
+    message says so ("my name is Odile", "I'm Tomas Ek")."""
     if not asked:
         m = NAME_SAID.search(message)
         return m.group(1) if m else None
-    said = NAME_SAID.search(message)
+    said = NAME_SAID.search(message) or NAME_GIVEN.search(message)  # "Sure thing, it's Priya Raman"
     if said:
         return said.group(1)
     rest = NAME_LEAD.sub("", message.strip()).strip(" .!,")
     head = re.split(r"[.!?,;:]+(?:\s|$)|\s+(?:and|but)\s+", rest, maxsplit=1)[0].strip(" .!,")
     name = head if 0 < len(T.words(head)) <= 4 else rest
-    # "I need to check my account first" is a sentence, not a name: a name has no more than four words
-    # and none of the language's function words
+    # "let me sort out my login before that" is a sentence, not a name: a name has no more than four
+    # words and none of the language's function words; where the customer writes capitals, a name's
+    # own words are capitalised but for short particles ("Maria de la Cruz", not "Odile Fournier speaking")
     cased = name != name.lower()  # "May Chen": capitalised words are the name's own
-    said = [w for w in re.findall(r"[^\W\d_][\w'-]*", name) if not (cased and w[0].isupper())]
-    if name and len(T.words(name)) <= 4 and not any(w.lower() in T.STOPWORDS for w in said if len(w) > 1) \
-            and not set(T.words(name)) <= _not_names():
+    plain = [w for w in re.findall(r"[^\W\d_][\w'-]*", name) if not (cased and w[0].isupper())]
+    if name and len(T.words(name)) <= 4 and not set(T.words(name)) <= _not_names() \
+            and not any(w.lower() in T.STOPWORDS or (cased and len(w) > 3) for w in plain if len(w) > 1):
         return name
     return capitalised_name(message)
 
@@ -554,7 +556,7 @@ def _not_names() -> frozenset[str]:
 
 def capitalised_name(message: str) -> str | None:
     """The first run of one to four capitalised words that are not the language's function words or
-    interjections: "Tyler Jones here" -> "Tyler Jones", "Katarina Miller with a K" -> "Katarina Miller".
+    interjections: "Odile Fournier speaking" -> "Odile Fournier", "Zofia Nowak, spelled with a Z" -> "Zofia Nowak".
     None in a message written all in lower case."""
     skip = _not_names()
     run: list[str] = []

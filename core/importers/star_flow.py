@@ -245,7 +245,7 @@ class _Reader:
         score = [[sum(1.0 / (by_inputs[w] * by_asks[w]) for w in topics[a] & words[f.name]) for f in inputs]
                  for a in asks]
         # the weaker passes count only the words of the ask's own label and the hints, not of its sentence
-        # ("the weather" in "For what location would you like the weather forecast?" names no input)
+        # ("the tides" in "Which harbour should I check the tides for?" names no input)
         own = {a: set(_content(self._topic_id(a).replace("_", " "))) | (topics[a] - set(self._topic(a)))
                for a in asks}
         weak = [[sum(1.0 / (by_inputs[w] * by_asks[w]) for w in own[a] & words[f.name]) for f in inputs]
@@ -255,7 +255,7 @@ class _Reader:
         taken = {f.name for f in out.values()}
         changed = True
         while changed:  # weaker matches next, each the one clear best left for its ask ("What hotel ...?"
-            changed = False  # takes the hotel's name, then "May I have your name?" the customer's)
+            changed = False  # takes the hotel's name, then "Could I get your name?" the customer's)
             for i, a in enumerate(asks):
                 if a in out:
                     continue

@@ -93,9 +93,9 @@ def test_free_text_answers_named_by_their_question() -> None:
 
 
 def test_a_customers_own_name() -> None:
-    assert person_name("Of course, it's John Smith", asked=True) == "John Smith"
-    assert person_name("Jane Doe, account 9931939443153.", asked=True) == "Jane Doe"
-    assert person_name("Hi, I'm Tyler Jones. I need my balance.", asked=False) == "Tyler Jones"
+    assert person_name("Certainly, it's Nadia Okafor", asked=True) == "Nadia Okafor"
+    assert person_name("Lena Brandt, card 4471902.", asked=True) == "Lena Brandt"
+    assert person_name("Hello, I'm Omar Haddad. I'd like my statement.", asked=False) == "Omar Haddad"
     assert person_name("I'm good", asked=False) is None
     assert infer_type("full_name", "your full name", Vocabulary()).person
     assert infer_type("symptom", "a short description of the problem", Vocabulary()).describes
