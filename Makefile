@@ -1,23 +1,43 @@
-.PHONY: install run test chat lint bench e2e
+# Set-up is two commands: `make run` (the playground on the demo store) and `make test`.
+# Each creates the project-local environment .venv on first use (torch's CPU build first, then
+# requirements.txt) and reuses it afterwards; it is rebuilt only when requirements.txt changes.
+.PHONY: run test e2e chat lint bench venv clean-venv
 
-install:
-	python -m pip install torch==2.13.0
-	python -m pip install -r requirements.txt
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TORCH := torch==2.13.0
+# Where torch's CPU-only wheels live; a plain `pip install torch` on Linux pulls several GB of GPU ones.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
 
-run:
-	streamlit run app.py
+run: $(VENV)/.ready
+	$(PY) -m streamlit run app.py
 
-test:
-	python -m pytest -q
+test: $(VENV)/.ready
+	@scripts/need-chromium
+	$(PY) -m pytest
 
-e2e:
-	python -m pytest -q tests/ui/test_e2e.py
+e2e: $(VENV)/.ready
+	@scripts/need-chromium
+	$(PY) -m pytest tests/ui
 
-chat:
-	python -m core chat --trace
+chat: $(VENV)/.ready
+	$(PY) -m core chat --trace
 
-lint:
-	python -m core lint
+lint: $(VENV)/.ready
+	$(PY) -m core lint
 
-bench:
-	python -m core bench
+bench: $(VENV)/.ready
+	$(PY) -m core bench
+
+venv: $(VENV)/.ready
+
+$(VENV)/.ready: requirements.txt
+	@scripts/make-venv "$(PYTHON)" "$(VENV)" "$(TORCH)" "$(TORCH_INDEX)"
+	@touch $@
+
+clean-venv:
+	rm -rf $(VENV)

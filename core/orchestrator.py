@@ -86,6 +86,7 @@ class Turn:
     messages: list[str] = field(default_factory=list)
     reading: Reading = field(default_factory=Reading)
     requested: dict[str, int] = field(default_factory=dict)  # tool calls of this attempt, by tool and args
+    kb: dict[str, ToolCall] = field(default_factory=dict)  # the knowledge base's answers, by query
 
 
 class Orchestrator:
@@ -441,16 +442,16 @@ class Orchestrator:
 
     def _values_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
         """A message that gives listed values only one SOP asks for ("we'd arrive on the 4th and leave
-        on the 9th" while searching cabins: the booking's days), and nothing the active SOP can use: that SOP
-        is what the customer is after."""
+        on the 9th" while searching cabins: the booking's days; "and on Saturday?" after a forecast), and
+        nothing the active SOP can use: that SOP is what the customer is after. A question counts only
+        when the knowledge base has no answer to it (then it is a doubt to answer, see :meth:`_doubt`)."""
         p = t.perception
-        if p.question or (active is not None and (active.type not in self.sops
-                                                  or self._answers_pending(active, p.text)
-                                                  or self._listed_values(self.sops[active.type], p.text))):
+        if active is not None and (active.type not in self.sops or self._answers_pending(active, p.text)
+                                   or self._listed_values(self.sops[active.type], p.text)):
             return None
         current = active.type if active is not None else ""
         named = [sop.id for sop in self.sops.values() if sop.id != current and self._listed_values(sop, p.text)]
-        if len(named) != 1:
+        if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
         t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
         return named[0], p.score(named[0])
@@ -736,7 +737,9 @@ class Orchestrator:
         """Tell the customer we are back to a resumed goal; re-ask its question. True when it waits on one."""
         sop = self.sops.get(goal.type)
         if goal.memory or goal.pending or sop is None:
-            t.messages.append(self._say(t, "back_to"))
+            back = self._say(t, "back_to")
+            if not t.messages or t.messages[-1] != back:  # one goal resumed on the way to another: said once
+                t.messages.append(back)
         else:  # a request that waited its turn and has not started yet
             t.messages.append(self._say(t, "other_request", title=sop.title.lower()))
         node = sop.node(goal.pending) if sop is not None and goal.pending else None
@@ -766,8 +769,9 @@ class Orchestrator:
                 question, lambda tool, args: self._call(t, agent.name, tool, args), t.reading.language))
             step = ""
         else:
-            t.reading.add(KnowledgeQuestion(evidence=text, query=t.perception.search_query or search_query(text, pending)))
-            self._kb_answer(t, t.perception.search_query or search_query(text, pending), agent_name="orchestrator")
+            query = self._doubt_query(t, goal)
+            t.reading.add(KnowledgeQuestion(evidence=text, query=query))
+            self._kb_answer(t, query, agent_name="orchestrator")
             t.trace.actions.append(EXTERNAL_KNOWLEDGE)
             step = EXTERNAL_KNOWLEDGE
         if agent is not None:
@@ -778,11 +782,30 @@ class Orchestrator:
         self._reprompt(t, goal)
 
     def _kb_answer(self, t: Turn, text: str, agent_name: str) -> None:
-        call = self._call(t, agent_name, KB_TOOL, {"query": text}, system=True)
+        call = self._kb_search(t, text, agent_name)
         if call.ok and call.result:
             t.messages.append(render.render_kb_answer(call.result))
         else:
             t.messages.append(self._say(t, "kb_unsure"))
+
+    def _kb_search(self, t: Turn, query: str, agent_name: str) -> ToolCall:
+        """The knowledge base searched once per turn and query (a question is weighed, then answered)."""
+        if query not in t.kb:
+            t.kb[query] = self._call(t, agent_name, KB_TOOL, {"query": query}, system=True)
+        return t.kb[query]
+
+    def _kb_knows(self, t: Turn, goal: Goal | None) -> bool:
+        """Whether the knowledge base answers the message as a doubt about ``goal``'s pending question."""
+        if self.gateway.tools.get(KB_TOOL) is None:
+            return False
+        call = self._kb_search(t, self._doubt_query(t, goal), "orchestrator")
+        return call.ok and bool(call.result)
+
+    def _doubt_query(self, t: Turn, goal: Goal | None) -> str:
+        """The message as a knowledge-base query, 'it' read as what the pending question asks for."""
+        sop = self.sops.get(goal.type) if goal is not None else None
+        pending = sop.node(goal.pending) if sop is not None and goal is not None and goal.pending else None
+        return t.perception.search_query or search_query(t.perception.text, pending)
 
     def _no_goal(self, t: Turn) -> None:
         p = t.perception
@@ -805,7 +828,7 @@ class Orchestrator:
             t.messages.append(self._say(t, "welcome_more"))
         elif p.question and self.gateway.tools.get(KB_TOOL) is not None:
             t.trace.act = "kb_answer"
-            self._kb_answer(t, p.search_query or p.text, "orchestrator")
+            self._kb_answer(t, self._doubt_query(t, None), "orchestrator")
         elif not p.question and self._just_finished(t):  # a reaction to what we just did ("Good idea.")
             t.trace.act = "offer_more"
             t.messages.append(self._say(t, "glad_more"))

@@ -40,7 +40,9 @@ class MiniLMEmbedder:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()  # loading takes seconds: no bar where nobody waits long
         self._model = SentenceTransformer(_model_path(), device="cpu")
         self._lock = threading.Lock()
 

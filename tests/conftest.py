@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from core.build import Workspace, load_workspace
+from core.playground.workspaces import copy_workspace
 from core.retrieval import CachedEmbedder, shared_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +41,6 @@ def demo_ws(embedder: CachedEmbedder) -> Workspace:
 def ws_copy(tmp_path: Path) -> Path:
     """A writable copy of the demo workspace."""
     dst = tmp_path / "ws"
-    shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns(".git", ".state", "tests", "examples", "__pycache__",
-                                                            "core", "docs", ".ci"))
+    dst.mkdir()
+    copy_workspace(ROOT, dst)
     return dst

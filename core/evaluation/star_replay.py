@@ -142,6 +142,7 @@ class Replay:
         self.just_closed = ""  # the goal the engine's last turns completed, if any
         self.last_user = ""
         self.turn_ops: list[dict[str, Any]] = []
+        self.turn_sops: list[str] = []  # the SOPs whose tools the engine's last turn called, in order
         self.just_finished = False  # the wizard's last step ended a flow (the engine would have closed it)
         self.plan: list[str] = []  # the rest of the steps the engine took in its last turn, while the wizard agrees
         self.plan_calls: list[dict[str, Any]] = []  # the tool calls of those steps
@@ -218,6 +219,9 @@ class Replay:
                   and (start is None or gid not in start.goals or start.goals[gid].status != GoalStatus.DONE)]
         self.just_closed = closed[-1].id if closed else ""
         self.turn_ops = list(trace.get("stack_ops") or [])
+        by_tool = {imp.tool: imp.sop_id for imp in self.space.imports.values()}
+        self.turn_sops = [by_tool[str(c.get("tool"))] for c in trace.get("tool_calls") or []
+                          if str(c.get("tool")) in by_tool]
         first = self._first_act(trace, before, after)
         steps = [label for a in trace.get("actions") or [] if (label := self._label(a))]
         self.plan = steps[1:] if steps and steps[0] == first else []
@@ -438,11 +442,15 @@ class Replay:
         return next((t for t, imp in self.space.imports.items() if imp.sop_id == found[0].id), None)
 
     def _focus(self, state: SessionState | None) -> str | None:
-        """The task the engine is on: a goal its last turns started and completed (a request finished in
-        one turn), else its active goal, else the goal those turns completed, else the goal it worked
-        on last (after a goodbye nothing is active, but the conversation was about that)."""
+        """The task the engine is on: the one whose API its last turn called first (the request it
+        worked on, though it may have finished it and gone back to another), else a goal its last turns
+        started and completed (a request finished in one turn), else its active goal, else the goal those
+        turns completed, else the goal it worked on last (after a goodbye nothing is active, but the
+        conversation was about that)."""
         if state is None:
             return None
+        if self.turn_sops:
+            return self.turn_sops[0]
         active, closed = state.active_goal, state.goals.get(self.just_closed)
         started = {op.get("goal_id") for op in self.turn_ops if op.get("op") in ("activate", "suspend_and_activate")}
         if closed is not None and (closed.id in started or active is None):

@@ -134,7 +134,7 @@ def create_workspace(name: str, template: Path | str) -> Path:
                 (build / rel).parent.mkdir(parents=True, exist_ok=True)
                 (build / rel).write_text(text.replace("{name}", name.strip()), encoding="utf-8")
         else:
-            _copy_content(Path(template), build)
+            copy_workspace(Path(template), build)
         store = build / "store.yaml"
         store.write_text(replace_top_level_block(store.read_text(encoding="utf-8"), "name", name.strip()),
                          encoding="utf-8")
@@ -142,7 +142,13 @@ def create_workspace(name: str, template: Path | str) -> Path:
     return dest
 
 
-def _copy_content(src: Path, dst: Path) -> None:
+def copy_workspace(src: Path, dst: Path) -> None:
+    """Copy a workspace's own files (store.yaml, GAR, SOPs, KB, data, tests, the inventory and Python tools it
+    names) into ``dst``, nothing else that shares its folder (a project environment, caches, code).
+
+    Raises:
+        UserInputError: when ``src`` holds no store.yaml.
+    """
     if not (src / "store.yaml").is_file():
         raise UserInputError(f"template {src} is not a workspace (no store.yaml)")
     cfg, _ = load_store_config(src / "store.yaml")

@@ -1,10 +1,11 @@
-"""Two SOPs of one domain, imported from flowcharts of our own (tests/understanding/cabins, STAR
-layout): a search that loops ("another cabin?") and a booking whose two questions list the same days.
-What a customer says for the other SOP is read, kept and used; the loop asks its question again."""
+"""SOPs imported from flowcharts of our own (tests/understanding/cabins, STAR layout): a search that
+loops ("another cabin?"), a booking whose two questions list the same days, and a trail report. What a
+customer says for another SOP is read, kept and used; the loop asks its question again."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ CABINS = Path(__file__).parent / "cabins"
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("cabins")
-    for task in ("cabin_search", "cabin_book"):
+    for task in ("cabin_search", "cabin_book", "trail_report"):
         write_import(import_star_task(CABINS / "tasks" / task, ws), ws)
     return ws
 
@@ -104,3 +105,43 @@ def test_an_imported_chart_asks_for_what_its_questions_say(tmp_path: Path) -> No
     collects = {k: n.get("resultKey", "").rstrip("?") for k, n in sop["nodes"].items() if "ask" in k}
     assert collects == {"ask_name": "customer_name", "cabin_ask_origin": "home_location",
                         "cabin_ask_arrival": "arrival_time"}
+
+
+def calls(trace: dict[str, Any], tool: str) -> list[dict[str, Any]]:
+    return [c["args"] for c in trace["tool_calls"] if c["tool"] == tool]
+
+
+def test_a_question_giving_values_only_another_sop_asks_for_starts_it(orch: Orchestrator) -> None:
+    """Mid-flow, with no knowledge base to answer it, "what will X be like on Friday?" asks for the SOP
+    whose questions list X and Friday; the search then asks its question again, once."""
+    say(orch, "I'm looking for a cabin", "by the lake please")
+    trace = say(orch, "what will the Falls Path be like on Friday?")
+    assert calls(trace, "trail_report.query") == [{"Trail": "Falls Path", "Day": "Friday"}]
+    goal = active(orch)
+    assert goal.type.endswith("cabin_search") and goal.pending == "cabin_ask_search_more"
+    reply = orch.load_state("s").history[-1].text
+    assert reply.count("back to where we were") == 1 and "something more" not in reply
+    assert reply.rstrip().endswith("Would you like to search for another cabin?")
+
+
+def test_a_follow_up_question_runs_the_finished_sop_again(orch: Orchestrator) -> None:
+    say(orch, "I'd like to book the Cedar Rest cabin", "what will the Falls Path be like on Friday?")
+    trace = say(orch, "and on Saturday?")
+    assert calls(trace, "trail_report.query") == [{"Trail": "Falls Path", "Day": "Saturday"}]
+    assert active(orch).pending == "cabin_ask_arrival"  # the booking waits where it was
+
+
+def test_a_question_the_knowledge_base_answers_stays_a_side_question(root: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(root, ws, ignore=shutil.ignore_patterns(".state", "*.sqlite"))
+    (ws / "kb").mkdir(exist_ok=True)
+    (ws / "kb" / "trails.md").write_text("# Dogs on the trails\n\nDogs are welcome on the Falls Path and the "
+                                         "North Loop if they stay on a leash.\n", encoding="utf-8")
+    orch = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    say(orch, "I'm looking for a cabin", "by the lake please")
+    trace = say(orch, "are dogs allowed on the Falls Path?")
+    assert not calls(trace, "trail_report.query")
+    assert [c["command"] for c in trace["reading"]["commands"]][-1] == "knowledge_question"
+    assert "leash" in orch.load_state("s").history[-1].text
+    assert len(calls(trace, "knowledge_base.search")) == 1  # weighed and answered with one search
+    assert active(orch).pending == "cabin_ask_search_more"
