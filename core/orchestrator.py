@@ -118,11 +118,13 @@ class Orchestrator:
                        script: ToolScript | None = None) -> str:
         """Run one turn and return the reply (ARCHITECTURE.md §3)."""
         started = time.perf_counter()
-        text = _sanitise(text)
+        cleaned = _sanitise(text)
+        text = cleaned[:MAX_MESSAGE_CHARS]
+        cut = len(cleaned) if len(cleaned) > MAX_MESSAGE_CHARS else 0
         cache: dict[str, list[ToolCall]] = {}
         for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
             try:
-                turn = self._attempt(session_id, text, customer_id, script, cache)
+                turn = self._attempt(session_id, text, customer_id, script, cache, cut)
             except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
                 log.warning("session %s: turn abandoned: %s", session_id, exc)
                 return exc.chat_message
@@ -163,7 +165,9 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ one attempt
     def _attempt(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
-                 cache: dict[str, list[ToolCall]]) -> Turn:
+                 cache: dict[str, list[ToolCall]], cut: int = 0) -> Turn:
+        """One try at the turn (re-run from the stored state after a conflict). ``cut``: the length of a
+        message longer than MAX_MESSAGE_CHARS, of which only the first part is read (the reply says so)."""
         state = self.store.load(session_id) or SessionState(session_id=session_id, workspace_id=self.workspace_id,
                                                             customer_id=customer_id or "")
         if customer_id and not state.customer_id:
@@ -182,6 +186,8 @@ class Orchestrator:
         perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
         trace.perception = perception.as_dict()
         t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language_of(text)))
+        if cut:
+            trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
         state.history.append(Message(role="user", text=text, turn=state.turn))
         self._reconcile(t)
         self._route(t)
@@ -189,6 +195,8 @@ class Orchestrator:
             if not goal.sop_version and goal.type in self.sops:
                 goal.sop_version = self.sops[goal.type].version
         reply = self._finish_reply(t)
+        if cut:  # after the grounding check: the limit is the engine's number, not a claim about the store
+            reply = f"{self._say(t, 'message_cut', limit=f'{MAX_MESSAGE_CHARS:,}')}\n\n{reply}"
         state.history.append(Message(role="assistant", text=reply, turn=state.turn))
         state.history = state.history[-HISTORY_LIMIT:]
         state.updated_at = utcnow()
@@ -983,7 +991,7 @@ class Orchestrator:
     def _finish_reply(self, t: Turn) -> str:
         reply = "\n\n".join(m.strip() for m in t.messages if m and m.strip())
         if not reply:
-            reply = "Sorry, I'm not sure how to help with that. Could you rephrase?"
+            reply = self._say(t, "rephrase")
         sources = session_sources(t.state) + [c.result for c in t.trace.tool_calls]
         allowed = allowed_numbers(sources) | self._sop_text_numbers
         bad = ungrounded(reply, allowed)
@@ -1086,7 +1094,7 @@ def _plain(value: Any) -> Any:
 def _sanitise(text: str) -> str:
     """Strip control characters and bound the length of a customer message."""
     cleaned = "".join(ch for ch in str(text) if ch.isprintable() or ch in "\n\t")
-    return cleaned.strip()[:MAX_MESSAGE_CHARS]
+    return cleaned.strip()
 
 
 PRONOUN = re.compile(r"\b(it|that|this)\b", re.I)

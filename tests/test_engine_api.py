@@ -62,3 +62,19 @@ def test_branch_decisions_from_observation(demo_ws: Workspace) -> None:
     assert not brain.branch("less than or equal to 72 hrs", {"hours_since_request": 100})
     assert brain.branch("user does not have access", {"has_old_email_access": False})
     assert brain.branch("items found", [{"name": "x"}]) and not brain.branch("items found", [])
+
+
+def test_a_message_over_the_limit_is_read_in_part_and_the_reply_says_so(demo_ws: Workspace, tmp_path: Path) -> None:
+    from core.orchestrator import MAX_MESSAGE_CHARS
+
+    orch = _orch(demo_ws, tmp_path)
+    text = "Recommend a gaming mouse. " + "I really like long walks by the sea. " * 200
+    assert len(text) > MAX_MESSAGE_CHARS
+    reply = orch.handle_message("long", text)
+    assert reply.startswith(f"Your message was long, so I read its first {MAX_MESSAGE_CHARS:,} characters.")
+    trace = orch.last_trace("long")
+    assert trace is not None and len(trace["user"]) == MAX_MESSAGE_CHARS
+    assert f"message of {len(text.strip())} characters" in " ".join(trace["decisions"])
+    short = orch.handle_message("short", "Recommend a gaming mouse.")
+    assert "Your message was long" not in short
+    assert reply.split("\n\n", 1)[1] == short  # the part read is answered as usual

@@ -108,3 +108,13 @@ def test_kb_pdf_becomes_markdown_and_names_are_sanitised() -> None:
     assert body is not None and b"Claims take 5 business days." in body and body.startswith(b"# Warranty policy")
     assert safe_filename("../../etc/passwd.md") == "passwd.md"
     assert "no text layer" in _err(kb_change, "scan.pdf", text_pdf([])).message
+
+
+def test_the_upload_widget_limit_is_the_one_the_page_states() -> None:
+    """Streamlit refuses larger files before our check sees them: its limit must be ours, not 200 MB."""
+    import tomllib
+
+    from core.playground.uploads import MAX_UPLOAD_BYTES
+
+    config = tomllib.loads((Path(__file__).parents[2] / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["maxUploadSize"] * 1024 * 1024 == MAX_UPLOAD_BYTES
