@@ -112,6 +112,8 @@ class Orchestrator:
         self.commerce = commerce
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
         self._subjects = _subjects(sops)
+        self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
+                             for s in sops}
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
@@ -379,7 +381,7 @@ class Orchestrator:
             # "yes, book that cabin for me" to "look for another cabin?": the request after the yes
             for part in dict.fromkeys((clause, T.YES.sub("", clause, count=1).lstrip(" ,.!"))):
                 if not part or not (T.is_question(part) or T.REQUEST.search(self.brain.correct(part))) \
-                        or self._named_sops(part) != {sop_id}:
+                        or self._named_sops(part, near=active.type) != {sop_id}:
                     continue
                 if active.pending and (self._answers_pending(active, part) or self._about_pending(active, part)):
                     continue
@@ -458,7 +460,14 @@ class Orchestrator:
                                    or self._listed_values(self.sops[active.type], p.text)):
             return None
         current = active.type if active is not None else ""
-        named = [sop.id for sop in self.sops.values() if sop.id != current and self._listed_values(sop, p.text)]
+        given = {sop.id: set(map(str, found.values())) for sop in self.sops.values()
+                 if sop.id != current and (found := self._listed_values(sop, p.text))}
+        # values several SOPs list ("Friday"): the SOP given the most of them ("the Falls Path on Friday"),
+        # else the one finished last ("and on Saturday?" after its report)
+        named = [sid for sid, vals in given.items() if all(vals > v for k, v in given.items() if k != sid)]
+        if not named and given:
+            last = self._last_completed(t)
+            named = [last[0].type] if last is not None and last[0].type in given else []
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
         t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
@@ -476,9 +485,23 @@ class Orchestrator:
         said = {T.stem(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
         return {sid for sid, words in self._subjects.items() if words & said}
 
-    def _named_sops(self, text: str) -> set[str]:
-        """SOPs one of whose questions lists a value the message names ("a table at Lucca")."""
-        return {sop.id for sop in self.sops.values() if self._listed_values(sop, text)} | self._topic_sops(text)
+    def _named_sops(self, text: str, near: str = "") -> set[str]:
+        """SOPs one of whose questions lists a value the message names ("a table at Lucca"), or whose
+        subject it names. ``near``: the SOP the conversation is in; an SOP sharing a title word with it
+        is also named by its own other title words, and when several are named those kin to it are
+        meant ("book it" while searching hotels: the hotel booking, not the table booking)."""
+        named = {sop.id for sop in self.sops.values() if self._listed_values(sop, text)} | self._topic_sops(text)
+        home = self._title_words.get(near)
+        if not home:
+            return named
+        kin = {sid: words for sid, words in self._title_words.items() if sid != near and words & home}
+        said = {T.stem(w) for w in T.tokens(text)}
+        for sid, words in kin.items():
+            others = set().union(*(w for k, w in kin.items() if k != sid))
+            if (words - home - others) & said:
+                named.add(sid)
+        near_named = named & set(kin)
+        return near_named if len(named) > 1 and near_named else named
 
     def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None) -> None:
         waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
@@ -494,6 +517,7 @@ class Orchestrator:
             return
         goal = self._fresh_goal(t, sop)
         self._volunteered(t, goal, sop, opening=True)
+        self._referred_result(t, goal, sop, active)
         t.trace.decisions.append(f"new goal {sop.id} (priority {sop.priority})")
         if active is None:
             t.ops.activate(goal)
@@ -522,6 +546,30 @@ class Orchestrator:
                 t.state.told.pop(k, None)
             t.trace.decisions.append(f"already told in this session: {', '.join(sorted(told))}")
         return goal
+
+    def _referred_result(self, t: Turn, goal: Goal, sop: Sop, active: Goal | None) -> None:
+        """"Let's book it" after a search found the Cedar Rest: a message that points back fills the new
+        goal's listed questions from what the current goal's tools (else the goal finished last) found."""
+        agent = self._sop_agent(sop.id)
+        if agent is None or not T.REFERS_BACK.search(t.perception.text):
+            return
+        source = active if active is not None else (found[0] if (found := self._last_completed(t)) else None)
+        results = [v for v in source.slots.values() if isinstance(v, dict)] if source is not None else []
+        if not results:
+            return
+        shown = [str(v) for r in results[-1:] for v in r.values() if isinstance(v, str) and v]
+        filled = {}
+        for name, st in agent.types(sop).items():
+            if st.kind != "option" or goal.slots.get(name) not in (None, ""):
+                continue
+            hits = {hit for v in shown if (hit := find_option(v, st.vocab))}
+            if len(hits) == 1:
+                filled[name] = hits.pop()
+        if filled:
+            goal.slots.update(filled)
+            t.reading.add(SetSlots(evidence=t.perception.text, values=dict(filled),
+                                   words={k: T.REFERS_BACK.search(t.perception.text).group(0).strip() for k in filled}))
+            t.trace.decisions.append(f"{', '.join(sorted(filled))} from what {source.type} found (the message points back to it)")
 
     def _several_requests(self, t: Turn, target: Sop) -> tuple[Sop, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the

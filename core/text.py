@@ -434,6 +434,7 @@ def wants_it_now(text: str) -> bool:
 
 
 OFFERS_MORE = _lex("offers_more")
+REFERS_BACK = _lex("refers_back")
 
 
 def offers_more(text: str) -> bool:

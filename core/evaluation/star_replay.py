@@ -179,6 +179,8 @@ class Replay:
     def _scored(self, event: dict[str, Any], rest: list[dict[str, Any]]) -> None:
         gold = QUERY if event.get("Action") == "query" else str(event.get("ActionLabel"))
         user = " / ".join(self.pending)
+        if not self.pending:
+            self.turn_sops = []  # the wizard's forced steps since the engine's turn say where it is now
         if self.pending:
             predicted, calls = self._engine_turns(rest)
         elif self.plan:  # the wizard has done what the engine did so far: its next step is the engine's next one

@@ -1,6 +1,7 @@
 """SOPs imported from flowcharts of our own (tests/understanding/cabins, STAR layout): a search that
-loops ("another cabin?"), a booking whose two questions list the same days, and a trail report. What a
-customer says for another SOP is read, kept and used; the loop asks its question again."""
+loops ("another cabin?"), a booking whose two questions list the same days, a trail report and a canoe
+booking (which lists the report's weekdays too). What a customer says for another SOP is read, kept and
+used; the loop asks its question again."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ CABINS = Path(__file__).parent / "cabins"
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("cabins")
-    for task in ("cabin_search", "cabin_book", "trail_report"):
+    for task in ("cabin_search", "cabin_book", "trail_report", "canoe_book"):
         write_import(import_star_task(CABINS / "tasks" / task, ws), ws)
     return ws
 
@@ -145,3 +146,28 @@ def test_a_question_the_knowledge_base_answers_stays_a_side_question(root: Path,
     assert "leash" in orch.load_state("s").history[-1].text
     assert len(calls(trace, "knowledge_base.search")) == 1  # weighed and answered with one search
     assert active(orch).pending == "cabin_ask_search_more"
+
+
+def test_book_it_while_searching_cabins_books_a_cabin_not_a_canoe(orch: Orchestrator) -> None:
+    """"book" names two SOPs here; the one that shares a title word with the search is meant."""
+    say(orch, "I'm looking for a cabin", "by the lake please")
+    trace = say(orch, "Oh nice, let's book it!")
+    assert [c["command"] for c in trace["reading"]["commands"]][0] == "start_goal"
+    goal = active(orch)
+    assert goal.type.endswith("cabin_book")
+    # "it": the cabin the search just found, so the booking asks for the days, not the cabin
+    found = next(g for g in orch.load_state("s").goals.values() if g.type.endswith("cabin_search")).slots["query"]
+    assert goal.slots["cabin_name"] == found["Name"] and goal.pending == "cabin_ask_arrival"
+
+
+def test_a_new_request_without_a_pointer_does_not_take_the_result(orch: Orchestrator) -> None:
+    say(orch, "I'm looking for a cabin", "by the lake please")
+    say(orch, "I also want to book a cabin")
+    assert active(orch).pending == "cabin_ask_cabin"
+
+
+def test_a_value_two_sops_list_goes_to_the_one_given_more_values(orch: Orchestrator) -> None:
+    say(orch, "I'm looking for a cabin", "by the lake please")
+    trace = say(orch, "how is the Summit Trail on Sunday?")
+    assert calls(trace, "trail_report.query") == [{"Trail": "Summit Trail", "Day": "Sunday"}]
+    assert not calls(trace, "canoe_book.query")
