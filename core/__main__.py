@@ -117,18 +117,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_star(args: argparse.Namespace) -> int:
-    from core.evaluation.star import evaluate_star, format_lodo, format_report, leave_one_domain_out
+    from core.evaluation.star import default_cache, evaluate_star, format_lodo, format_report, leave_one_domain_out
 
     def progress(done: int, total: int) -> None:
         print(f"\r{done}/{total} dialogues", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
     shown = progress if sys.stderr.isatty() else None
     if args.leave_one_domain_out:
-        lodo = leave_one_domain_out(Path(args.folder), brain=args.brain or "rule", jobs=args.jobs, progress=shown)
+        lodo = leave_one_domain_out(Path(args.folder), brain=args.brain or "rule", jobs=args.jobs, progress=shown,
+                                    cache=default_cache())
         print(json.dumps(lodo, ensure_ascii=False, indent=2) if args.json else format_lodo(lodo))
         return 1 if lodo["mean_held_out_weighted_f1"] < args.min_weighted_f1 else 0
     report = evaluate_star(Path(args.folder), brain=args.brain or "rule", limit=args.limit, dialogues=args.dialogue,
-                           progress=shown, jobs=args.jobs)
+                           progress=shown, jobs=args.jobs, cache=default_cache())
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:

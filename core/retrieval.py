@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 DIM = 384
 
@@ -67,7 +70,9 @@ class CachedEmbedder:
         self._db: sqlite3.Connection | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            # several processes may share the file (replay workers, playground processes): WAL, and wait
+            self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS emb (h TEXT PRIMARY KEY, v BLOB)")
             self._db.commit()
 
@@ -120,11 +125,15 @@ class CachedEmbedder:
             for k, v in fresh.items():
                 self._remember(k, v)
             if self._db is not None:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO emb (h, v) VALUES (?, ?)",
-                    [(k, v.astype(np.float32).tobytes()) for k, v in fresh.items()],
-                )
-                self._db.commit()
+                try:
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO emb (h, v) VALUES (?, ?)",
+                        [(k, v.astype(np.float32).tobytes()) for k, v in fresh.items()],
+                    )
+                    self._db.commit()
+                except sqlite3.OperationalError as exc:  # busy or read-only: the memory cache still has them
+                    self._db.rollback()
+                    log.warning("embedding cache not written: %s", exc)
 
     def clear_memory(self) -> None:
         """Forget the in-memory cache (the disk cache stays)."""

@@ -173,7 +173,8 @@ def _query_scores(results: list[DialogueResult]) -> dict[str, Any]:
 def evaluate_star(folder: str | Path, brain: str = "rule", progress: Progress | None = None, *,
                   embedder: CachedEmbedder | None = None, limit: int | None = None,
                   dialogues: list[str] | None = None, jobs: int = 1,
-                  settings: dict[str, Any] | None = None, happy_only: bool = False) -> StarReport:
+                  settings: dict[str, Any] | None = None, happy_only: bool = False,
+                  cache: Path | None = None) -> StarReport:
     """Replay STAR's complete dialogues through the engine and score every wizard step.
 
     Args:
@@ -186,6 +187,8 @@ def evaluate_star(folder: str | Path, brain: str = "rule", progress: Progress | 
         jobs: worker processes (0: one per core); each replays its share with its own engine.
         settings: engine settings to use instead of the imported workspace's (``intent_threshold``, ...).
         happy_only: replay only the happy single-task dialogues.
+        cache: an SQLite file of sentence embeddings the workers share across runs (see
+            :func:`default_cache`); default: none (each worker embeds in memory).
 
     Raises:
         UserInputError: when the folder is not a STAR folder or a task cannot be imported.
@@ -200,9 +203,14 @@ def evaluate_star(folder: str | Path, brain: str = "rule", progress: Progress | 
         todo = [d for d in todo if _in_set(d, "happy_single_task")]
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and embedder is None and len(todo) >= 2 * jobs:
-        report.results = _replay_parallel(root, brain, todo, jobs, settings or {}, progress)
+        report.results = _replay_parallel(root, brain, todo, jobs, settings or {}, progress, cache)
     else:
-        report.results = _replay_all(root, brain, todo, embedder, settings or {}, progress)
+        emb = embedder or (CachedEmbedder(shared_model(), cache) if cache is not None else None)
+        try:
+            report.results = _replay_all(root, brain, todo, emb, settings or {}, progress)
+        finally:
+            if emb is not None and embedder is None:
+                emb.close()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -239,13 +247,26 @@ def _worker_init() -> None:
     torch.set_num_threads(1)
 
 
-def _worker(job: tuple[str, str, list[Dialogue], dict[str, Any]]) -> list[DialogueResult]:
-    root, brain, todo, settings = job
-    return _replay_all(Path(root), brain, todo, None, settings, None)
+def _worker(job: tuple[str, str, list[Dialogue], dict[str, Any], str]) -> list[DialogueResult]:
+    root, brain, todo, settings, cache = job
+    if not cache:
+        return _replay_all(Path(root), brain, todo, None, settings, None)
+    emb = CachedEmbedder(shared_model(), Path(cache))
+    try:
+        return _replay_all(Path(root), brain, todo, emb, settings, None)
+    finally:
+        emb.close()
+
+
+def default_cache() -> Path:
+    """The user's cache of sentence embeddings for replays (``$XDG_CACHE_HOME`` or ``~/.cache``): a
+    second replay of the same dialogues embeds nothing again."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "sop-agent-playground" / "embeddings.sqlite"
 
 
 def _replay_parallel(root: Path, brain: str, todo: list[Dialogue], jobs: int, settings: dict[str, Any],
-                     progress: Progress | None) -> list[DialogueResult]:
+                     progress: Progress | None, cache: Path | None = None) -> list[DialogueResult]:
     """The dialogues shared among worker processes, grouped by task set (a worker imports each set it
     meets once), the results back in file order."""
     groups: dict[tuple[str, ...], list[Dialogue]] = {}
@@ -260,7 +281,7 @@ def _replay_parallel(root: Path, brain: str, todo: list[Dialogue], jobs: int, se
     results: list[DialogueResult] = []
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(jobs, initializer=_worker_init) as pool:
-        for part in pool.imap_unordered(_worker, [(str(root), brain, c, settings) for c in chunks if c]):
+        for part in pool.imap_unordered(_worker, [(str(root), brain, c, settings, str(cache or "")) for c in chunks if c]):
             results += part
             if progress is not None:
                 progress(len(results), len(todo))
@@ -329,7 +350,7 @@ def domain_of(task: str) -> str:
 
 
 def leave_one_domain_out(folder: str | Path, brain: str = "rule", jobs: int = 0,
-                         progress: Progress | None = None) -> dict[str, Any]:
+                         progress: Progress | None = None, cache: Path | None = None) -> dict[str, Any]:
     """Happy single-task weighted F1 per domain when the settings are chosen on the other domains.
 
     Every setting of :data:`GRID` is replayed once over the happy single-task dialogues; for each domain
@@ -339,7 +360,8 @@ def leave_one_domain_out(folder: str | Path, brain: str = "rule", jobs: int = 0,
     runs: dict[float, StarReport] = {}
     name, values = next(iter(GRID.items()))
     for value in values:
-        runs[value] = evaluate_star(folder, brain, progress, jobs=jobs, settings={name: value}, happy_only=True)
+        runs[value] = evaluate_star(folder, brain, progress, jobs=jobs, settings={name: value}, happy_only=True,
+                                    cache=cache)
     folds: dict[str, Any] = {}
     domains = sorted({domain_of(r.dialogue.tasks[0]) for run in runs.values() for r in run.results})
     for held in domains:

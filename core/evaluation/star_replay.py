@@ -523,29 +523,31 @@ class ReplayStore:
     """
 
     def __init__(self) -> None:
-        self._states: dict[str, SessionState] = {}
+        self._states: dict[str, str] = {}  # as JSON: parsing it back is a fresh copy, and cheaper than a deep copy
+        self._versions: dict[str, int] = {}
         self._traces: dict[str, list[dict[str, Any]]] = {}
 
     def load(self, session_id: str) -> SessionState | None:
-        state = self._states.get(session_id)
-        return state.model_copy(deep=True) if state is not None else None
+        saved = self._states.get(session_id)
+        return SessionState.model_validate_json(saved) if saved is not None else None
 
     def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
         from core.errors import StateConflictError
         from core.store.base import check_save_arguments
 
         check_save_arguments(state, expected_version, trace)
-        stored = self._states.get(state.session_id)
-        found = stored.version if stored is not None else 0
+        found = self._versions.get(state.session_id, 0)
         if found != expected_version:
             raise StateConflictError(state.session_id, expected_version, found)
-        self._states[state.session_id] = state.model_copy(deep=True)
+        self._states[state.session_id] = state.model_dump_json()
+        self._versions[state.session_id] = state.version
         if trace is not None:
             self._traces.setdefault(state.session_id, []).append(trace.model_dump(mode="json"))
 
     def list_sessions(self) -> list[dict[str, Any]]:
+        states = [SessionState.model_validate_json(s) for s in self._states.values()]
         return [{"session_id": s.session_id, "customer_id": s.customer_id, "version": s.version,
-                 "updated_at": s.updated_at.isoformat()} for s in self._states.values()]
+                 "updated_at": s.updated_at.isoformat()} for s in states]
 
     def traces(self, session_id: str) -> list[dict[str, Any]]:
         return list(self._traces.get(session_id, []))
@@ -556,9 +558,11 @@ class ReplayStore:
 
     def delete_session(self, session_id: str) -> None:
         self._states.pop(session_id, None)
+        self._versions.pop(session_id, None)
         self._traces.pop(session_id, None)
 
     def close(self) -> None:
         self._states.clear()
+        self._versions.clear()
         self._traces.clear()
 
