@@ -470,6 +470,9 @@ class Orchestrator:
             named = [last[0].type] if last is not None and last[0].type in given else []
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
+        last = self._last_completed(t) if active is None else None
+        if last is not None and last[0].type == named[0] and (p.question or T.REQUEST.search(p.text)):
+            return None  # "do they have anything at 7 pm?" after the booking failed: a follow-up (see _reopen)
         t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
         return named[0], p.score(named[0])
 
