@@ -19,12 +19,18 @@ with st.sidebar:
     choices = services.workspace_choices()
     labels = [label for label, _ in choices]
     here = next((i for i, (_, path) in enumerate(choices) if path == pg.root), 0)
-    picked = st.selectbox("Workspace", labels, index=here, key=services.PICKER_KEY,
+    # set before the widget exists, so it shows the open workspace after a change made elsewhere (the
+    # Store page's "Create and open", a link), not the value the browser last sent
+    if st.session_state.pop(services.PICKER_SYNC, False) or st.session_state.get(services.PICKER_KEY) not in labels:
+        st.session_state[services.PICKER_KEY] = labels[here]
+    picked = st.selectbox("Workspace", labels, key=services.PICKER_KEY,
                           help="Switch store: the demo, an example, or a workspace you created on the Store page.")
     target = choices[labels.index(picked)][1]
     if target != pg.root:
         services.switch_to(target)
         st.rerun()
+    if services.URL_PROBLEM in st.session_state:
+        st.warning(st.session_state.pop(services.URL_PROBLEM), icon=":material/link_off:")
     errs = [p for p in pg.problems if p.severity == "error"]
     if errs:
         st.error(f"{len(errs)} error(s) in this workspace: see the SOP studio.", icon=":material/error:")
@@ -39,4 +45,6 @@ nav = st.navigation([
     st.Page("pages/store.py", title="Store", icon=":material/storefront:"),
     st.Page("pages/tests.py", title="Test runs", icon=":material/checklist:"),
 ])
+services.write_url()
 nav.run()
+services.write_url()  # the page may have started a new session or opened another workspace

@@ -51,7 +51,8 @@ left, right = st.columns([3, 2], gap="large")
 with left:
     turns = pg.traces(sid)
     if not turns:
-        st.info("Say hello, ask for a product recommendation, or describe a device problem.",
+        titles = [sop.title.lower() for sop in pg.workspace.sops if sop.title][:4]
+        st.info("Say hello" + (", or ask me to " + "; ".join(titles) if titles else "") + ".",
                 icon=":material/waving_hand:")
     for tr in turns:
         with st.chat_message("user"):

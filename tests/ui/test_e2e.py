@@ -214,3 +214,25 @@ def test_outdoor_inventory_uploaded_mapped_then_recommended_from(page: Page, ser
     _idle(page)
     _shot(page, "store")
     assert "Coleman Sundome 2-Person Tent" in _new_chat(page, "Recommend a tent", "under 6000")
+
+
+def test_a_reload_keeps_the_chat_and_a_created_workspace_stays_open(page: Page) -> None:
+    _new_chat(page, "Hello there")
+    assert "session=" in page.url and "ws=" in page.url
+    page.reload()
+    expect(page.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    _idle(page)
+    expect(page.locator("[data-testid=stChatMessage]").first).to_contain_text("Hello there")
+    _go(page, "Store")
+    page.get_by_role("tab", name="Workspaces").click()
+    page.get_by_label("Store name").fill("Peak Gear")
+    page.get_by_label("Store name").press("Enter")
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Create and open")).click()
+    _idle(page)
+    picker = page.locator("[data-testid=stSidebar]").get_by_role("combobox", name="Workspace")
+    expect(picker).to_have_value(re.compile("^Peak Gear"))
+    _go(page, "Chat")  # the next click must not switch back to the store that was open before
+    expect(picker).to_have_value(re.compile("^Peak Gear"))
+    expect(page.get_by_text(re.compile("workspace Peak Gear"))).to_be_visible()
+    assert "ws=" in page.url and "peak-gear" in page.url

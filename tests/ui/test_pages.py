@@ -7,7 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.playground.conftest import snapshot
-from tests.ui.conftest import ROOT, texts
+from tests.ui.conftest import APP, ROOT, texts
 
 
 def _chat(at: AppTest, message: str) -> None:
@@ -210,3 +210,30 @@ def test_brain_settings_switch_to_an_openai_compatible_endpoint(at: AppTest) -> 
 def _apply_brain(at: AppTest) -> None:
     next(b for b in at.get("form_submit_button") if "Apply brain" in str(b.proto.label)).click().run()
     assert not at.exception, at.exception
+
+
+def test_the_url_names_the_workspace_and_session_so_a_reload_reopens_them(app_ws: Path) -> None:
+    first = AppTest.from_file(APP, default_timeout=120)
+    first.query_params["ws"] = "examples/outdoor"
+    first.run()
+    assert not first.exception, first.exception
+    assert "workspace **Trailhead Outfitters**" in texts(first)
+    _chat(first, "Hello")
+    session = first.query_params["session"]
+    session = session[0] if isinstance(session, list) else session
+    ws = first.query_params["ws"]
+    assert (ws[0] if isinstance(ws, list) else ws) == "examples/outdoor"
+    again = AppTest.from_file(APP, default_timeout=120)  # a reload: a new browser session, the same URL
+    again.query_params.update({"ws": "examples/outdoor", "session": session})
+    again.run()
+    assert f"Session `{session}`" in texts(again) and "workspace **Trailhead Outfitters**" in texts(again)
+    assert [m.markdown[0].value for m in again.chat_message][:1] == ["Hello"]  # the chat is back
+
+
+def test_a_link_to_a_folder_that_is_not_a_workspace_opens_the_default_and_says_so(app_ws: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["ws"] = "/etc"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("not here: /etc" in w.value for w in at.warning)
+    assert "workspace **Gadget Hub**" in texts(at)
