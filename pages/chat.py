@@ -47,6 +47,8 @@ if prompt:
     except UserInputError as exc:
         st.error(str(exc), icon=":material/error:")
 
+st.html("<style>div[data-testid=stColumn]:has(.st-key-goal_panel){position:sticky;top:3.75rem;"
+        "align-self:flex-start}</style>")
 left, right = st.columns([3, 2], gap="large")
 with left:
     turns = pg.traces(sid)
@@ -62,9 +64,16 @@ with left:
             with st.expander(f"Trace of turn {tr.get('turn')}"):
                 widgets.trace(tr)
 
-with right:
-    panel = pg.goal_panel(pg.state(sid))
+with right, st.container(key="goal_panel"):  # stays in view while the chat scrolls (styles below)
+    state = pg.state(sid)
+    panel, story = pg.goal_panel(state), pg.goal_story(state)
     st.subheader("Goal")
+    if story["now"]:
+        st.markdown(f"**{story['now']}**")
+    if story["waiting"]:
+        st.caption("Waiting their turn: " + "; ".join(story["waiting"]))
+    if story["finished"]:
+        st.markdown("**Finished:** " + "; ".join(f"{f['request']}: {f['outcome']}" for f in story["finished"][:5]))
     if panel["active_goal"]:
         st.markdown(f"**Active goal** `{panel['active_goal']}` · **status** `{panel['status']}`"
                     + (f" · **step** `{panel['step']}`" if panel.get("step") else ""))
@@ -77,8 +86,8 @@ with right:
         st.markdown("**Missing:** " + (", ".join(f"`{m}`" for m in panel["missing"]) or "nothing"))
         if panel["next_question"]:
             st.markdown(f"**Next question:** {panel['next_question']}")
-    else:
-        st.caption("No active goal.")
+    elif not story["finished"]:
+        st.caption("No request yet.")
     st.markdown("**Goal stack** (bottom → top)")
     if panel["stack"]:
         st.markdown(" → ".join(f"`{g}`" for g in panel["stack"]))

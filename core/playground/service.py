@@ -225,6 +225,31 @@ class Playground:
             "version": state.version,
         }
 
+    def goal_story(self, state: SessionState | None) -> dict[str, Any]:
+        """The goals of a session in plain words, for people who do not read engine ids: what the agent
+        is doing now ("Recommend an item: waiting for the budget"), what waits, and how each finished
+        request ended, newest first."""
+        titles = {sop.id: sop.title or sop.id for sop in self.workspace.sops}
+        if state is None:
+            return {"now": "", "waiting": [], "finished": []}
+        goal = state.active_goal
+        now = ""
+        if goal is not None:
+            title = titles.get(goal.type, goal.type)
+            if goal.pending and goal.missing:
+                now = f"{title}: waiting for the {_words(goal.missing[0])}"
+            elif goal.pending:
+                now = f"{title}: waiting for the customer's answer"
+            else:
+                now = f"{title}: in progress"
+        waiting = [titles.get(state.goals[g].type, state.goals[g].type) for g in reversed(state.goal_stack)
+                   if g in state.goals]
+        done = sorted((g for g in state.goals.values() if g.status.value == "done"), key=lambda g: g.updated_at,
+                      reverse=True)
+        finished = [{"request": titles.get(g.type, g.type), "outcome": OUTCOMES.get(g.outcome, g.outcome or "ended")}
+                    for g in done]
+        return {"now": now, "waiting": waiting, "finished": finished}
+
     # ------------------------------------------------------------------ inspector
     def timeline(self, session_id: str) -> list[dict[str, Any]]:
         """Turn by turn: the goal and stack operations, and the active goal and stack after each turn."""
@@ -566,3 +591,13 @@ def _op_text(op: dict[str, Any]) -> str:
 
 
 __all__ = ["INVENTORY_TYPES", "Playground", "SopCheck", "SopFile", "TurnView"]
+
+
+OUTCOMES = {"completed": "done", "cancelled": "cancelled by the customer", "left": "closed: the customer left",
+            "failed": "could not be completed", "sop removed": "stopped: its SOP was removed"}
+"""How a finished goal's outcome reads in the playground."""
+
+
+def _words(slot: str) -> str:
+    """A slot name as words ("order_id" -> "order id")."""
+    return slot.replace("_", " ").replace(".", " ").strip()

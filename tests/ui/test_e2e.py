@@ -236,3 +236,13 @@ def test_a_reload_keeps_the_chat_and_a_created_workspace_stays_open(page: Page) 
     expect(picker).to_have_value(re.compile("^Peak Gear"))
     expect(page.get_by_text(re.compile("workspace Peak Gear"))).to_be_visible()
     assert "ws=" in page.url and "peak-gear" in page.url
+
+
+def test_the_goal_panel_stays_in_view_as_the_chat_grows(page: Page) -> None:
+    _new_chat(page, "Recommend a gaming mouse.", "What is your return policy?", "And the warranty?",
+              "Do you ship abroad?", "How long is delivery?")
+    page.mouse.wheel(0, 20_000)  # to the newest message
+    _idle(page)
+    panel = page.locator(".st-key-goal_panel")
+    expect(panel).to_contain_text("Find a product")
+    expect(panel).to_be_in_viewport()

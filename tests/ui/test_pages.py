@@ -28,6 +28,7 @@ def test_chat_t1_with_goal_panel_and_trace(at: AppTest) -> None:
     page = texts(at)
     assert "budget" in at.chat_message[1].markdown[0].value.lower()
     assert "`sales.recommend_item`" in page and "`budget`" in page and "blocked" in page
+    assert "**Find a product: waiting for the budget**" in page  # the same, in plain words
     assert [e.label for e in at.expander if e.label.startswith("Trace")] == ["Trace of turn 1"]
     _chat(at, "1500")
     reply = at.chat_message[3].markdown[0].value
