@@ -433,15 +433,20 @@ class SpecialistAgent:
 
     def _decide(self, goal: Goal, sop: Sop, node: Node, resp: AgentRunResponse) -> None:
         obs = goal.memory[-1].observation if goal.memory else None
+        seen: dict[str, str] = {}  # what the conditions were judged on, for the trace
         for b in node.branches:
             if b.condition is None:
                 taken = True
             elif b.expr:
-                taken = bool(evaluate(parse(b.condition), goal.slots))
+                tree = parse(b.condition)
+                seen.update({path: _brief(lookup(goal.slots, path)) for path in paths(tree)})
+                taken = bool(evaluate(tree, goal.slots))
             else:
+                seen.setdefault("the last result", _brief(obs))
                 taken = self.env.brain.branch(b.condition, obs)
             if taken:
-                resp.decisions.append(f"{node.label}: {b.condition or 'else'} -> {b.target}")
+                saw = f" (saw {', '.join(f'{k} = {v}' for k, v in seen.items())})" if seen else ""
+                resp.decisions.append(f"{node.label}: {b.condition or 'else'} -> {b.target}{saw}")
                 goal.step = b.target
                 order = _linear_order(sop)
                 if b.target in order and node.id in order and order.index(b.target) <= order.index(node.id):
@@ -886,3 +891,10 @@ def _next_api(sop: Sop, start: str | None) -> Node | None:
         nid = node.next
     return None
 
+
+def _brief(value: Any, limit: int = 60) -> str:
+    """A value as the trace shows what a condition saw: JSON-like, cut to ``limit`` characters."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -171,3 +171,10 @@ def test_a_value_two_sops_list_goes_to_the_one_given_more_values(orch: Orchestra
     trace = say(orch, "how is the Summit Trail on Sunday?")
     assert calls(trace, "trail_report.query") == [{"Trail": "Summit Trail", "Day": "Sunday"}]
     assert not calls(trace, "canoe_book.query")
+
+
+def test_each_condition_in_the_trace_shows_the_value_it_was_judged_on(orch: Orchestrator) -> None:
+    trace = say(orch, "I'd like to book the Cedar Rest cabin from the 3rd to the 9th")
+    branch = [d for d in trace["decisions"] if " -> " in d]
+    assert branch and all("(saw query.success = " in d for d in branch if "query.success" in d)
+    assert any(d.endswith("(saw query.success = true)") or d.endswith("(saw query.success = false)") for d in branch)
