@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import UserInputError
-from ui import services
+from ui import services, widgets
 
 pg = services.current()
 st.title("Inspector")
@@ -20,8 +20,9 @@ ids = [s["session_id"] for s in sessions]
 meta = {s["session_id"]: s for s in sessions}
 mine = services.session_id()
 sid = st.selectbox("Session", ids, index=ids.index(mine) if mine in ids else 0,
-                   format_func=lambda i: f"{i} · customer {meta[i].get('customer_id') or '—'} · "
-                                         f"v{meta[i].get('version')} · {str(meta[i].get('updated_at', ''))[:19]}")
+                   format_func=lambda i: widgets.session_label(meta[i]),
+                   help="By first message and time of the last turn; the session id is in the caption below.")
+st.caption(f"Session `{sid}`" + (" (this chat)" if sid == mine else ""))
 with st.popover("Delete session", icon=":material/delete:"):
     st.write(f"Delete session `{sid}` and its traces? This cannot be undone.")
     if st.button("Delete", type="primary", key="delete_session"):

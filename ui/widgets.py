@@ -110,3 +110,13 @@ def brief(value: Any, limit: int = 80) -> str:
 def _cell(value: Any) -> str:
     """Text safe inside a Markdown line: no tables, HTML or line breaks from tool data."""
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+
+def session_label(meta: dict[str, Any]) -> str:
+    """A session as people tell sessions apart: its first message, when it was last used, its size."""
+    first = " ".join(str(meta.get("first_message") or "").split())
+    first = f"“{first[:60]}…”" if len(first) > 60 else (f"“{first}”" if first else "(no message yet)")
+    when = str(meta.get("updated_at", ""))[:16].replace("T", " ")
+    turns = meta.get("turns", 0)
+    who = f" · customer {meta['customer_id']}" if meta.get("customer_id") else ""
+    return f"{first} · {when} · {turns} turn{'s' if turns != 1 else ''}{who}"

@@ -194,9 +194,15 @@ class Playground:
         """A session's saved state."""
         return self.store.load(session_id)
 
-    def sessions(self) -> list[dict[str, Any]]:
-        """Every stored session, newest first."""
-        return sorted(self.store.list_sessions(), key=lambda s: str(s.get("updated_at", "")), reverse=True)
+    def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
+        """The stored sessions, newest first (at most ``limit``), each with its first message and number of
+        turns, so people can tell them apart."""
+        found = sorted(self.store.list_sessions(), key=lambda s: str(s.get("updated_at", "")), reverse=True)[:limit]
+        for s in found:
+            traces = self.store.traces(str(s["session_id"]))
+            s["first_message"] = str(traces[0].get("user", "")) if traces else ""
+            s["turns"] = len(traces)
+        return found
 
     def traces(self, session_id: str) -> list[dict[str, Any]]:
         """A session's turn traces, oldest first."""

@@ -79,6 +79,8 @@ def test_inspector_shows_timeline_and_export(at: AppTest) -> None:
     assert not at.exception
     timeline = at.dataframe[0].value
     assert list(timeline["active goal"]) == ["sales.recommend_item", "support.troubleshoot"]
+    sessions = next(s for s in at.selectbox if s.label == "Session")
+    assert sessions.options[0].startswith("“Recommend a gaming mouse” · ") and "· 2 turns" in sessions.options[0]
     assert "Download session JSON" in str(at.get("download_button")[0].proto.label)
 
 
