@@ -53,16 +53,16 @@ def kb_steps(snippet: str) -> list[str]:
 
 
 def render_fix(hit: dict[str, Any], subject: str = "", short: bool = False) -> str:
-    """A step-by-step fix from the best KB hit, with its reference."""
+    """A step-by-step fix from the best KB hit (its file stays in the trace: customers never see paths)."""
     steps = kb_steps(str(hit.get("snippet", "")))
     title = str(hit.get("title", "")).strip()
     for_what = f" for your {subject}" if subject else ""
     if not steps:
-        return f"{first_sentences(str(hit.get('snippet', '')), 3)}\n(Source: {hit.get('ref')})"
+        return first_sentences(str(hit.get("snippet", "")), 3)
     if short:
         steps = steps[:3]
     lines = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
-    return f"Here's what to try{for_what} ({title}):\n{lines}\n(Source: {hit.get('ref')})"
+    return f"Here's what to try{for_what} ({title}):\n{lines}"
 
 
 def first_sentences(text: str, n: int = 2) -> str:
@@ -73,16 +73,16 @@ def first_sentences(text: str, n: int = 2) -> str:
 
 
 def render_kb_answer(hits: list[dict[str, Any]]) -> str:
-    """A short answer to a doubt from the best KB hit."""
+    """A short answer to a doubt from the best KB hit (no file path: the trace has the source)."""
     hit = hits[0]
     steps = kb_steps(str(hit.get("snippet", "")))
     if steps:
         body = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
-        return f"{hit.get('title')}:\n{body}\n(Source: {hit.get('ref')})"
+        return f"{hit.get('title')}:\n{body}"
     snippet = str(hit.get("snippet", ""))
     bullets = [re.sub(r"^[-*]\s+", "", ln).strip() for ln in snippet.splitlines() if re.match(r"^\s*[-*]\s", ln)]
     body = " ".join(bullets[:4]) if bullets else first_sentences(snippet, 3)
-    return f"{body}\n(Source: {hit.get('ref')})"
+    return body
 
 
 def render_record(obs: dict[str, Any]) -> str:
