@@ -13,7 +13,25 @@ from ui import services, widgets
 pg = services.current()
 st.title("Store")
 limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
-tab_inv, tab_kb, tab_ws = st.tabs(["Inventory", "Knowledge base", "Workspaces"])
+tab_settings, tab_inv, tab_kb, tab_ws = st.tabs(["Settings", "Inventory", "Knowledge base", "Workspaces"])
+
+with tab_settings:
+    now = pg.settings()
+    with st.form("store_settings"):
+        name = st.text_input("Name", value=now["name"], max_chars=80, key="set_name")
+        c1, c2 = st.columns(2)
+        currency = c1.text_input("Currency", value=now["currency"], max_chars=3, key="set_currency",
+                                 help="ISO 4217 code (USD, EUR, THB): how prices are written and read.")
+        region = c2.text_input("Region", value=now["region"], max_chars=2, key="set_region",
+                               help="Two-letter country code (US, GB, TH): how customers write local phone "
+                                    "numbers. Blank: the currency's country.")
+        description = st.text_area("Description", value=now["description"], key="set_description",
+                                   help="One or two sentences about what the store sells or does.")
+        if st.form_submit_button("Save settings", type="primary", icon=":material/save:"):
+            try:
+                widgets.saved(pg.save_settings(name, currency, region, description), "Store settings")
+            except UserInputError as exc:
+                st.error(f"{exc} — nothing was changed.", icon=":material/error:")
 
 with tab_inv:
     current = pg.inventory_frame()

@@ -40,6 +40,7 @@ from core.playground.uploads import (
     check_mapping,
     inventory_change,
     kb_change,
+    replace_top_level_block,
     read_inventory,
     safe_filename,
 )
@@ -476,6 +477,35 @@ class Playground:
                 raise UploadError(str(exc).replace(str(flow_path), name).replace(str(api_path), api[0])) from exc
 
     # ------------------------------------------------------------------ store
+    def settings(self) -> dict[str, str]:
+        """The store's own settings as the Store page edits them."""
+        cfg = self.workspace.files.config
+        return {"name": cfg.name, "currency": cfg.currency, "region": cfg.region, "description": cfg.description}
+
+    def save_settings(self, name: str, currency: str = "", region: str = "", description: str = "") -> CheckResult:
+        """Write the store's name, currency, region and description into store.yaml (its other lines and
+        comments kept), checked like every save.
+
+        Raises:
+            UploadError: naming the field that is wrong (an empty name, a currency that is not a three-letter
+                ISO 4217 code, a region phone numbers are not known for).
+        """
+        import phonenumbers
+
+        name, currency, region = name.strip(), currency.strip().upper(), region.strip().upper()
+        if not name or len(name) > 80:
+            raise UploadError("store name: give a name of 1 to 80 characters")
+        if currency and not re.fullmatch(r"[A-Z]{3}", currency):
+            raise UploadError(f"currency: {currency!r} is not a three-letter ISO 4217 code such as USD, EUR or THB")
+        if region and region not in phonenumbers.SUPPORTED_REGIONS:
+            raise UploadError(f"region: {region!r} is not a two-letter country code such as US, GB or TH")
+        text = read_text_file(self.root / "store.yaml")
+        for key, value in (("name", name), ("currency", currency), ("region", region),
+                           ("description", " ".join(description.split()))):
+            if value or re.search(rf"(?m)^{key}\s*:", text):
+                text = replace_top_level_block(text, key, value)
+        return self._apply(ChangeSet("save store settings").put("store.yaml", text))
+
     def inventory_frame(self) -> pd.DataFrame | None:
         """The mapped inventory (roles as columns), or None when the store has none."""
         cat = self.workspace.catalog

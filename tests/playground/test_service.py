@@ -208,3 +208,30 @@ def test_the_goal_story_says_in_plain_words_what_is_going_on_and_how_requests_en
     story = pg.goal_story(pg.state("story"))
     assert story["now"] == "" and story["finished"] == [{"request": "Find a product",
                                                          "outcome": "cancelled by the customer"}]
+
+
+def test_store_settings_are_written_to_store_yaml_checked_and_in_use(pg: Playground) -> None:
+    before = (pg.root / "store.yaml").read_text(encoding="utf-8")
+    result = pg.save_settings("Paws & Claws", "eur", "ie", "Food, toys and care for cats and dogs.")
+    assert result.saved
+    text = (pg.root / "store.yaml").read_text(encoding="utf-8")
+    assert "name: Paws & Claws\n" in text and "currency: EUR\n" in text and "region: IE\n" in text
+    rest = text.replace("region: IE\n", "").split("agents:", 1)[1]  # a new key goes at the end
+    assert rest == before.split("agents:", 1)[1]  # the rest of the file as it was
+    assert pg.settings() == {"name": "Paws & Claws", "currency": "EUR", "region": "IE",
+                             "description": "Food, toys and care for cats and dogs."}
+    assert pg.name == "Paws & Claws"
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    (("", "USD", "", ""), "store name"),
+    (("Shop", "dollars", "", ""), "currency: 'DOLLARS'"),
+    (("Shop", "USD", "XX", ""), "region: 'XX'"),
+])
+def test_wrong_store_settings_name_the_field_and_write_nothing(pg: Playground, fields: tuple[str, ...],
+                                                               message: str) -> None:
+    before = (pg.root / "store.yaml").read_text(encoding="utf-8")
+    with pytest.raises(UploadError) as exc:
+        pg.save_settings(*fields)
+    assert message in str(exc.value)
+    assert (pg.root / "store.yaml").read_text(encoding="utf-8") == before

@@ -240,3 +240,16 @@ def test_a_link_to_a_folder_that_is_not_a_workspace_opens_the_default_and_says_s
     assert not at.exception, at.exception
     assert any("not here: /etc" in w.value for w in at.warning)
     assert "workspace **Gadget Hub**" in texts(at)
+
+
+def test_store_settings_tab_saves_to_store_yaml_or_names_the_wrong_field(at: AppTest, app_ws: Path) -> None:
+    at.switch_page("pages/store.py").run()
+    at.text_input(key="set_currency").set_value("us")
+    at.button(key="FormSubmitter:store_settings-Save settings").click().run()
+    assert any("currency: 'US'" in e.value for e in at.error), [e.value for e in at.error]
+    assert "currency: THB" in (app_ws / "store.yaml").read_text(encoding="utf-8")
+    at.text_input(key="set_name").set_value("Gadget Hub Bangkok")
+    at.text_input(key="set_currency").set_value("THB")
+    at.button(key="FormSubmitter:store_settings-Save settings").click().run()
+    assert any("Store settings saved" in s.value for s in at.success)
+    assert "name: Gadget Hub Bangkok\n" in (app_ws / "store.yaml").read_text(encoding="utf-8")
