@@ -6,11 +6,14 @@ through ``core.playground``; the model and workspace indexes load once per proce
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import services
 
-st.set_page_config(page_title="SOP Agent Playground", page_icon=":material/account_tree:", layout="wide")
+ICON = Path(__file__).resolve().parent / "ui" / "icon.png"  # a local file: the app works offline
+st.set_page_config(page_title="SOP Agent Playground", page_icon=str(ICON), layout="wide")
 
 pg = services.current()
 

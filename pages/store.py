@@ -13,7 +13,7 @@ from ui import services, widgets
 pg = services.current()
 st.title("Store")
 limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
-tab_settings, tab_inv, tab_kb, tab_ws = st.tabs(["Settings", "Inventory", "Knowledge base", "Workspaces"])
+tab_inv, tab_kb, tab_ws, tab_settings = st.tabs(["Inventory", "Knowledge base", "Workspaces", "Settings"])
 
 with tab_settings:
     now = pg.settings()

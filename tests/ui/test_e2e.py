@@ -34,6 +34,8 @@ if CHROMIUM is None:
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
+expect.set_options(timeout=45_000)  # Playwright's default of 5 s fails on a loaded machine; a rerun may take longer
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -246,3 +248,17 @@ def test_the_goal_panel_stays_in_view_as_the_chat_grows(page: Page) -> None:
     panel = page.locator(".st-key-goal_panel")
     expect(panel).to_contain_text("Find a product")
     expect(panel).to_be_in_viewport()
+
+
+def test_the_app_asks_nothing_of_the_internet(browser: Browser, server: tuple[str, Path]) -> None:
+    """Offline by default: every request of the first page (icon and fonts included) goes to the app itself."""
+    ctx = browser.new_context()
+    pg = ctx.new_page()
+    asked: list[str] = []
+    pg.on("request", lambda r: asked.append(r.url))
+    pg.goto(server[0])
+    expect(pg.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    _idle(pg)
+    outside = [u for u in asked if not u.startswith((server[0].rstrip("/"), "data:", "blob:"))]
+    ctx.close()
+    assert asked and outside == []
