@@ -465,13 +465,13 @@ class Orchestrator:
         # values several SOPs list ("Friday"): the SOP given the most of them ("the Falls Path on Friday"),
         # else the one finished last ("and on Saturday?" after its report)
         named = [sid for sid, vals in given.items() if all(vals > v for k, v in given.items() if k != sid)]
-        if not named and given:
-            last = self._last_completed(t)
-            named = [last[0].type] if last is not None and last[0].type in given else []
+        found = self._last_completed(t) if given else None
+        finished = found[0].type if found is not None else ""
+        if not named and finished in given:
+            named = [finished]
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
-        last = self._last_completed(t) if active is None else None
-        if last is not None and last[0].type == named[0] and (p.question or T.REQUEST.search(p.text)):
+        if active is None and finished == named[0] and (p.question or T.REQUEST.search(p.text)):
             return None  # "do they have anything at 7 pm?" after the booking failed: a follow-up (see _reopen)
         t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
         return named[0], p.score(named[0])
@@ -554,14 +554,15 @@ class Orchestrator:
         """"Let's book it" after a search found the Cedar Rest: a message that points back fills the new
         goal's listed questions from what the current goal's tools (else the goal finished last) found."""
         agent = self._sop_agent(sop.id)
-        if agent is None or not T.REFERS_BACK.search(t.perception.text):
+        pointer = T.REFERS_BACK.search(t.perception.text)
+        if agent is None or pointer is None:
             return
         source = active if active is not None else (found[0] if (found := self._last_completed(t)) else None)
         results = [v for v in source.slots.values() if isinstance(v, dict)] if source is not None else []
         if not results:
             return
         shown = [str(v) for r in results[-1:] for v in r.values() if isinstance(v, str) and v]
-        filled = {}
+        filled: dict[str, str] = {}
         for name, st in agent.types(sop).items():
             if st.kind != "option" or goal.slots.get(name) not in (None, ""):
                 continue
@@ -571,8 +572,9 @@ class Orchestrator:
         if filled:
             goal.slots.update(filled)
             t.reading.add(SetSlots(evidence=t.perception.text, values=dict(filled),
-                                   words={k: T.REFERS_BACK.search(t.perception.text).group(0).strip() for k in filled}))
-            t.trace.decisions.append(f"{', '.join(sorted(filled))} from what {source.type} found (the message points back to it)")
+                                   words={k: pointer.group(0).strip() for k in filled}))
+            t.trace.decisions.append(f"{', '.join(sorted(filled))} from what {source.type} found "
+                                     f"(the message points back to it)")
 
     def _several_requests(self, t: Turn, target: Sop) -> tuple[Sop, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the

@@ -280,8 +280,9 @@ def _replay_parallel(root: Path, brain: str, todo: list[Dialogue], jobs: int, se
     order = {d.id: i for i, d in enumerate(todo)}
     results: list[DialogueResult] = []
     ctx = multiprocessing.get_context("spawn")
+    work = [(str(root), brain, c, settings, str(cache or "")) for c in chunks if c]
     with ctx.Pool(jobs, initializer=_worker_init) as pool:
-        for part in pool.imap_unordered(_worker, [(str(root), brain, c, settings, str(cache or "")) for c in chunks if c]):
+        for part in pool.imap_unordered(_worker, work):
             results += part
             if progress is not None:
                 progress(len(results), len(todo))
