@@ -4,6 +4,7 @@ read-only filters over the mapped inventory."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,19 @@ def numeric_column(col: pd.Series) -> tuple[pd.Series, list[int]]:
     return nums, bad
 
 
+@dataclass(frozen=True)
+class _Row:
+    """One inventory row as the filters read it (lower-cased text, plural forms, numbers)."""
+
+    position: int
+    sku: str | None
+    categories: set[str] | None
+    brand: str | None
+    price: float | None
+    stock: float
+    haystack: str  # name, brand, category and attributes, for text and feature matches
+
+
 class InventoryTool:
     """Filters over the mapped inventory: category, brand, price range, in-stock, text match."""
 
@@ -130,102 +144,76 @@ class InventoryTool:
 
     def __init__(self, catalog: Catalog, name: str = DEFAULT_SEARCH_TOOL) -> None:
         self.catalog = catalog
+        self._cache: tuple[pd.DataFrame, list[_Row]] | None = None  # the table and its plain rows
         self.spec = ToolSpec(name, "Search the store's inventory (read-only)", [Param(p, True) for p in self.PARAMS])
 
     def run(self, args: dict[str, Any]) -> Any:
-        df = self.catalog.frame
-        mask = pd.Series(True, index=df.index)
-        mask &= self._exact(df, "sku", args.get("sku"))
-        mask &= self._category(df, args.get("category"))
-        mask &= self._brand(df, args.get("brand"))
-        mask &= self._exclude(df, args.get("exclude_brands"))
-        mask &= self._price(df, args)
-        if _truthy(args.get("in_stock")) and "stock" in df:
-            mask &= df["stock"].fillna(0) > 0
-        for text in (args.get("query"), args.get("name")):
-            if text:
-                mask &= self._text(df, str(text))
-        rows = df[mask].copy()
-        rows["_score"] = self._feature_score(rows, args.get("features"))
-        rows["_pref"] = self._preferred(rows, args.get("prefer_brands"))
-        rows = self._sort(rows, str(args.get("sort") or ""))
-        limit = _int(args.get("limit"), 5)
-        return [self._record(r) for _, r in rows.head(limit).iterrows()]
-
-    @staticmethod
-    def _exact(df: pd.DataFrame, role: str, value: Any) -> pd.Series:
-        if not value or role not in df:
-            return pd.Series(True, index=df.index)
-        return df[role].astype(str).str.lower() == str(value).strip().lower()
-
-    def _category(self, df: pd.DataFrame, value: Any) -> pd.Series:
-        if not value or "category" not in df:
-            return pd.Series(True, index=df.index)
-        wanted = plural_forms(str(value))
-        return df["category"].astype(str).map(lambda c: bool(plural_forms(c) & wanted))
-
-    def _brand(self, df: pd.DataFrame, value: Any) -> pd.Series:
-        if not value or "brand" not in df:
-            return pd.Series(True, index=df.index)
-        names = [value] if isinstance(value, str) else list(value)
-        low = {str(n).strip().lower() for n in names}
-        return df["brand"].astype(str).str.lower().isin(low)
-
-    def _exclude(self, df: pd.DataFrame, value: Any) -> pd.Series:
-        if not value or "brand" not in df:
-            return pd.Series(True, index=df.index)
-        names = [value] if isinstance(value, str) else list(value)
-        return ~df["brand"].astype(str).str.lower().isin({str(n).lower() for n in names})
-
-    def _price(self, df: pd.DataFrame, args: dict[str, Any]) -> pd.Series:
-        mask = pd.Series(True, index=df.index)
-        if "price" not in df:
-            return mask
-        high = _num(args.get("max_price")) or _num(args.get("budget"))
-        low = _num(args.get("min_price"))
-        if high is not None:
-            mask &= df["price"] <= high
-        if low is not None:
-            mask &= df["price"] >= low
-        return mask
-
-    def _haystack(self, row: pd.Series) -> str:
-        cols = ["name", "brand", "category", *self.catalog.attributes]
-        return " ".join(str(row[c]) for c in cols if c in row and pd.notna(row[c])).lower()
-
-    def _text(self, df: pd.DataFrame, text: str) -> pd.Series:
-        words = tokens(text)
-        if not words:
-            return pd.Series(True, index=df.index)
-        return df.apply(lambda r: all(w in self._haystack(r) for w in words), axis=1)
-
-    def _feature_score(self, rows: pd.DataFrame, features: Any) -> pd.Series:
-        if not features or rows.empty:
-            return pd.Series(0, index=rows.index)
-        feats = [features] if isinstance(features, str) else list(features)
+        keep = self._filter(args)
+        rows = [r for r in self._rows() if keep(r)]
+        features = args.get("features")
+        feats = [features] if isinstance(features, str) else list(features or [])
         feats = [str(f).lower() for f in feats if str(f).strip()]
-        return rows.apply(lambda r: sum(f in self._haystack(r) for f in feats), axis=1)
+        liked = _lower_set(args.get("prefer_brands"))
+        price_up = str(args.get("sort") or "") in ("price", "cheapest", "price_asc")
 
-    @staticmethod
-    def _preferred(rows: pd.DataFrame, brands: Any) -> pd.Series:
-        if not brands or "brand" not in rows or rows.empty:
-            return pd.Series(0, index=rows.index)
-        names = [brands] if isinstance(brands, str) else list(brands)
-        low = {str(n).lower() for n in names}
-        return rows["brand"].astype(str).str.lower().isin(low).astype(int)
+        def order(r: _Row) -> tuple[int, int, int, bool, float]:  # in stock, preferred, features, then price
+            price = r.price if r.price is not None else 0.0
+            return (-int(r.stock > 0), -int(r.brand in liked), -sum(f in r.haystack for f in feats),
+                    r.price is None, price if price_up else -price)
 
-    @staticmethod
-    def _sort(rows: pd.DataFrame, how: str) -> pd.DataFrame:
-        if rows.empty:
-            return rows
-        if "stock" in rows:
-            rows["_in"] = (rows["stock"].fillna(0) > 0).astype(int)
-        else:
-            rows["_in"] = 1
-        price_up = how in ("price", "cheapest", "price_asc")
-        keys = ["_in", "_pref", "_score"] + (["price"] if "price" in rows else [])
-        order = [False, False, False] + ([price_up] if "price" in rows else [])
-        return rows.sort_values(keys, ascending=order, kind="stable")
+        rows.sort(key=order)  # stable: the table's order among equals
+        frame = self.catalog.frame
+        return [self._record(frame.iloc[r.position]) for r in rows[:_int(args.get("limit"), 5)]]
+
+    def _rows(self) -> list[_Row]:
+        """The inventory as plain rows (a pandas pass per query cost ~10 ms a turn), built once per table."""
+        df = self.catalog.frame
+        if self._cache is None or self._cache[0] is not df:
+            cols = ["name", "brand", "category", *self.catalog.attributes]
+            has = set(df.columns)
+            rows = []
+            for position, rec in enumerate(df.to_dict("records")):
+                price, stock = rec.get("price"), rec.get("stock")
+                rows.append(_Row(
+                    position=position,
+                    sku=str(rec.get("sku")).lower() if "sku" in has else None,
+                    categories=plural_forms(str(rec.get("category"))) if "category" in has else None,
+                    brand=str(rec.get("brand")).lower() if "brand" in has else None,
+                    price=float(price) if "price" in has and pd.notna(price) else None,
+                    stock=(float(stock) if pd.notna(stock) else 0.0) if "stock" in has else 1.0,
+                    haystack=" ".join(str(rec[c]) for c in cols if c in rec and pd.notna(rec[c])).lower()))
+            self._cache = (df, rows)
+        return self._cache[1]
+
+    def _filter(self, args: dict[str, Any]) -> Callable[[_Row], bool]:
+        """Whether a row passes every filter the arguments set; a filter on a column the table lacks is
+        off. Numbers are read once, so a bad one is an input error even on an empty table."""
+        has = set(self.catalog.frame.columns)
+        sku = str(args.get("sku")).strip().lower() if args.get("sku") and "sku" in has else None
+        wanted = plural_forms(str(args["category"])) if args.get("category") and "category" in has else None
+        brand = args.get("brand")
+        brands = {str(n).strip().lower() for n in ([brand] if isinstance(brand, str) else list(brand))} \
+            if brand and "brand" in has else None
+        excluded = _lower_set(args.get("exclude_brands")) if "brand" in has else set()
+        high = low = None
+        if "price" in has:
+            high, low = _num(args.get("max_price")) or _num(args.get("budget")), _num(args.get("min_price"))
+        in_stock = _truthy(args.get("in_stock")) and "stock" in has
+        words = [w for text in (args.get("query"), args.get("name")) if text for w in [tokens(str(text))]]
+
+        def keep(r: _Row) -> bool:
+            if (sku is not None and r.sku != sku) or (wanted is not None and not (r.categories or set()) & wanted):
+                return False
+            if (brands is not None and r.brand not in brands) or (excluded and r.brand in excluded):
+                return False
+            if (high is not None or low is not None) and (
+                    r.price is None or (high is not None and r.price > high) or (low is not None and r.price < low)):
+                return False
+            if in_stock and r.stock <= 0:
+                return False
+            return all(all(w in r.haystack for w in ws) for ws in words)
+
+        return keep
 
     def _record(self, row: pd.Series) -> dict[str, Any]:
         rec: dict[str, Any] = {}
@@ -239,6 +227,12 @@ class InventoryTool:
             if attr in row and str(row[attr]).strip():
                 rec[attr] = str(row[attr])
         return rec
+
+
+def _lower_set(value: Any) -> set[str]:
+    """One name or a list of names, lower-cased."""
+    names = [value] if isinstance(value, str) else list(value or [])
+    return {str(n).lower() for n in names}
 
 
 def _truthy(value: Any) -> bool:

@@ -133,6 +133,17 @@ def _go(page: Page, title: str) -> None:
     _idle(page)
 
 
+def _upload(page: Page, path: Path) -> None:
+    """Give the page's first file uploader a file, once the uploader is ready to take it (setting the input
+    while the page is still drawing it can be lost), and wait until the app has it."""
+    zone = page.locator("[data-testid=stFileUploader]").first
+    expect(zone.get_by_role("button", name=re.compile("Upload|Add files"))).to_be_visible()
+    _idle(page)
+    zone.locator("input[type=file]").set_input_files(str(path))
+    expect(zone.get_by_text(path.name)).to_be_visible()
+    _idle(page)
+
+
 def _shot(page: Page, name: str, *, full: bool = False) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full)
@@ -193,11 +204,11 @@ def test_bad_uploads_are_refused_in_the_browser(page: Page, server: tuple[str, P
     _go(page, "Store")
     binary = tmp_path / "inventory.csv"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR")
-    page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(binary))
+    _upload(page, binary)
     expect(page.get_by_text("looks binary")).to_be_visible()
     no_price = tmp_path / "noprice.csv"
     no_price.write_text("sku,name\nA,Tent\n", encoding="utf-8")
-    page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(str(no_price))
+    _upload(page, no_price)
     expect(page.get_by_text("Map columns to roles")).to_be_visible()
     _idle(page)
     page.get_by_role("button", name=re.compile("Apply inventory")).click()
@@ -207,8 +218,7 @@ def test_bad_uploads_are_refused_in_the_browser(page: Page, server: tuple[str, P
 
 def test_outdoor_inventory_uploaded_mapped_then_recommended_from(page: Page, server: tuple[str, Path]) -> None:
     _go(page, "Store")
-    page.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(
-        str(ROOT / "examples" / "outdoor" / "inventory.csv"))
+    _upload(page, ROOT / "examples" / "outdoor" / "inventory.csv")
     expect(page.get_by_text("Map columns to roles")).to_be_visible()
     _idle(page)
     page.get_by_role("button", name=re.compile("Apply inventory")).click()
