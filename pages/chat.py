@@ -63,6 +63,10 @@ with left:
             st.markdown(tr.get("reply", ""))
             with st.expander(f"Trace of turn {tr.get('turn')}"):
                 widgets.trace(tr)
+            st.page_link("pages/inspector.py", label=f"Why this reply? Open turn {tr.get('turn')} in the Inspector",
+                         icon=":material/manage_search:", query_params={
+                             services.URL_WORKSPACE: services.url_name(pg.root), services.URL_SESSION: sid,
+                             services.URL_TURN: str(tr.get("turn"))})
 
 with right, st.container(key="goal_panel"):  # stays in view while the chat scrolls (styles below)
     state = pg.state(sid)

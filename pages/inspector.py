@@ -42,6 +42,18 @@ st.markdown(f"**Active goal:** `{active.type}` ({active.status.value})" if activ
             + (" · **stack:** " + " → ".join(f"`{state.goals[g].type}`" for g in state.goal_stack)
                if state.goal_stack else ""))
 
+wanted = st.query_params.get(services.URL_TURN)
+if wanted and st.query_params.get(services.URL_SESSION) == sid:
+    found = next((tr for tr in pg.traces(sid) if str(tr.get("turn")) == wanted), None)
+    if found is None:
+        st.warning(f"Turn {wanted} is not in this session.")
+    else:
+        st.subheader(f"Turn {wanted}")
+        st.markdown(f"**Customer:** {widgets.user_text(found.get('user', ''))}")
+        st.markdown(f"**Reply:** {found.get('reply', '')}")
+        widgets.trace(found)
+        st.divider()
+
 tabs = st.tabs(["Timeline", "Execution memory", "Tool calls", "Preference memory", "SessionState JSON", "Export"])
 with tabs[0]:
     st.caption("Goal and stack changes turn by turn (stack shown bottom → top after the turn).")

@@ -18,6 +18,7 @@ CUSTOMER_KEY = "customer_id"
 PICKER_KEY = "workspace_picker"
 PICKER_SYNC = "workspace_picker_sync"  # set when the workspace changed elsewhere: the picker shows it next run
 URL_WORKSPACE, URL_SESSION = "ws", "session"  # ?ws=examples/outdoor&session=...: a reload or a link reopens them
+URL_TURN = "turn"  # the Inspector opens on this turn of the session (a link under each chat reply)
 URL_READ = "url_read"
 URL_PROBLEM = "url_problem"
 SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,80}")

@@ -272,3 +272,12 @@ def test_the_app_asks_nothing_of_the_internet(browser: Browser, server: tuple[st
     outside = [u for u in asked if not u.startswith((server[0].rstrip("/"), "data:", "blob:"))]
     ctx.close()
     assert asked and outside == []
+
+
+def test_a_reply_opens_its_turn_in_the_inspector(page: Page) -> None:
+    _new_chat(page, "Recommend a gaming mouse.", "1500")
+    page.get_by_role("link", name="Why this reply? Open turn 2 in the Inspector").click()
+    expect(page.get_by_role("heading", name="Inspector")).to_be_visible()
+    _idle(page)
+    expect(page.get_by_role("heading", name="Turn 2")).to_be_visible()
+    assert "turn=2" in page.url and "session=" in page.url

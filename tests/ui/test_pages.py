@@ -253,3 +253,16 @@ def test_store_settings_tab_saves_to_store_yaml_or_names_the_wrong_field(at: App
     at.button(key="FormSubmitter:store_settings-Save settings").click().run()
     assert any("Store settings saved" in s.value for s in at.success)
     assert "name: Gadget Hub Bangkok\n" in (app_ws / "store.yaml").read_text(encoding="utf-8")
+
+
+def test_a_reply_links_to_its_turn_in_the_inspector(at: AppTest) -> None:
+    _chat(at, "Recommend a gaming mouse")
+    _chat(at, "My laptop battery drains fast, how do I fix it?")
+    links = [str(e.proto.label) for e in at.get("page_link")]
+    assert "Why this reply? Open turn 2 in the Inspector" in links
+    session = at.session_state["session_id"]
+    at.query_params.update({"session": session, "turn": "2"})  # what the link opens
+    at.switch_page("pages/inspector.py").run()
+    assert not at.exception, at.exception
+    assert "Turn 2" in [s.value for s in at.subheader]
+    assert "how do I fix it" in texts(at)
