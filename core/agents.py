@@ -515,7 +515,7 @@ class SpecialistAgent:
             if not self._count_attempt(goal, node, resp):
                 return
             resp.actions.append(node.label)
-        question = self.env.brain.question(node, goal.slots)
+        question = self._own_examples(sop, node, self.env.brain.question(node, goal.slots))
         offer = self._remembered_offer(goal, sop, node, req.preferences)
         question = f"{question} {offer}" if offer else question
         goal.pending = node.id
@@ -523,6 +523,25 @@ class SpecialistAgent:
         goal.status = GoalStatus.BLOCKED
         resp.messages.append(question)
         resp.asked = True
+
+    def _own_examples(self, sop: Sop, node: Node, question: str) -> str:
+        """Examples in a question ("e.g. laptop, mouse or headset") that this store's own data has none of
+        (an SOP copied from another store) are replaced by the first values of that data, so a pet
+        store never suggests laptops."""
+        found = EXAMPLES.search(question)
+        if found is None:
+            return question
+        types = self.types(sop)
+        for p in node.fills:
+            st = types.get(p.name)
+            own = [str(v) for v in (st.vocab or [])] if st is not None and st.kind in ("category", "brand") else []
+            given = [w.strip().lower() for w in re.split(r",|\bor\b|\band\b", found.group(2)) if w.strip()]
+            known = {T.singular(v.lower()) for v in own}
+            if own and given and not any(T.singular(g) in known for g in given):
+                picks = own[:3]
+                listed = picks[0] if len(picks) == 1 else f"{', '.join(picks[:-1])} or {picks[-1]}"
+                return question[:found.start(2)] + listed.lower() + question[found.end(2):]
+        return question
 
     def _remembered_offer(self, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary) -> str:
         """A remembered value offered as the default answer (a known budget: "Still around ฿30,000–฿40,000?")."""
@@ -890,6 +909,10 @@ def _next_api(sop: Sop, start: str | None) -> Node | None:
             return None
         nid = node.next
     return None
+
+
+EXAMPLES = re.compile(r"\b(e\.g\.|for example|such as)\s+([^()?;]+?)(?=\)|\?|;|$)", re.I)
+"""Examples a question gives: "(a product category, e.g. laptop, mouse or headset)" -> the list."""
 
 
 def _brief(value: Any, limit: int = 60) -> str:

@@ -68,3 +68,11 @@ def test_an_instruction_is_never_a_value(generic_outdoor: Path, tmp_path: Path) 
   - user: "5000"
     expect: {slots: {budget: 5000}, tools: [inventory.query], reply_contains: [Coleman]}
 """) == []
+
+
+def test_a_question_gives_examples_from_this_stores_data_not_the_demos(generic_outdoor: Path, tmp_path: Path) -> None:
+    """The demo's GAR hints "e.g. laptop, mouse or headset"; on the outdoor shop the examples are its own."""
+    assert run(generic_outdoor, tmp_path, """turns:
+  - user: I want to buy something
+    expect: {missing: [category], reply_contains: [e.g., backpack], reply_not_contains: [laptop, mouse, headset]}
+""") == []
