@@ -531,11 +531,11 @@ class SpecialistAgent:
         found = EXAMPLES.search(question)
         if found is None:
             return question
+        given = [w.strip().lower() for w in re.split(r",|\bor\b|\band\b", found.group(2)) if w.strip()]
         types = self.types(sop)
         for p in node.fills:
             st = types.get(p.name)
             own = [str(v) for v in (st.vocab or [])] if st is not None and st.kind in ("category", "brand") else []
-            given = [w.strip().lower() for w in re.split(r",|\bor\b|\band\b", found.group(2)) if w.strip()]
             known = {T.singular(v.lower()) for v in own}
             if own and given and not any(T.singular(g) in known for g in given):
                 picks = own[:3]

@@ -114,6 +114,7 @@ class Orchestrator:
         self._subjects = _subjects(sops)
         self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
                              for s in sops}
+        self._kin = {sid: _kin_words(sid, self._title_words) for sid in self._title_words}
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
@@ -273,7 +274,7 @@ class Orchestrator:
             return False
         if n > 4 and any(T.is_question(said) or T.REQUEST.search(said) or T.is_cancel(said)
                          or T.CORRECTION.search(said) or T.is_go_back(said) or T.wants_it_now(said)
-                         for said in (text, self.brain.correct(text))):  # "sure, i wuold like to book it"
+                         for said in (text, self.brain.correct(text))):  # "sure, i wuold like to book this cabin"
             return False
         return self._answers_pending(goal, text)
 
@@ -472,7 +473,7 @@ class Orchestrator:
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
         if active is None and finished == named[0] and (p.question or T.REQUEST.search(p.text)):
-            return None  # "do they have anything at 7 pm?" after the booking failed: a follow-up (see _reopen)
+            return None  # "any free slot at noon instead?" after a booking failed: a follow-up (see _reopen)
         t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
         return named[0], p.score(named[0])
 
@@ -492,17 +493,13 @@ class Orchestrator:
         """SOPs one of whose questions lists a value the message names ("a table at Lucca"), or whose
         subject it names. ``near``: the SOP the conversation is in; an SOP sharing a title word with it
         is also named by its own other title words, and when several are named those kin to it are
-        meant ("book it" while searching hotels: the hotel booking, not the table booking)."""
+        meant ("book that one" while searching cabins: the cabin booking, not the canoe booking)."""
         named = {sop.id for sop in self.sops.values() if self._listed_values(sop, text)} | self._topic_sops(text)
-        home = self._title_words.get(near)
-        if not home:
+        kin = self._kin.get(near)
+        if not kin:
             return named
-        kin = {sid: words for sid, words in self._title_words.items() if sid != near and words & home}
         said = {T.stem(w) for w in T.tokens(text)}
-        for sid, words in kin.items():
-            others = set().union(*(w for k, w in kin.items() if k != sid))
-            if (words - home - others) & said:
-                named.add(sid)
+        named |= {sid for sid, own in kin.items() if own & said}
         near_named = named & set(kin)
         return near_named if len(named) > 1 and near_named else named
 
@@ -551,7 +548,7 @@ class Orchestrator:
         return goal
 
     def _referred_result(self, t: Turn, goal: Goal, sop: Sop, active: Goal | None) -> None:
-        """"Let's book it" after a search found the Cedar Rest: a message that points back fills the new
+        """"Please book that one" after a search found the Cedar Rest: a message that points back fills the new
         goal's listed questions from what the current goal's tools (else the goal finished last) found."""
         agent = self._sop_agent(sop.id)
         pointer = T.REFERS_BACK.search(t.perception.text)
@@ -1108,6 +1105,14 @@ def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
              for sid, name in names.items()}
     counts = Counter(w for words in stems.values() for w in words)
     return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
+
+
+def _kin_words(near: str, titles: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The SOPs sharing a title word with ``near``, each with the title words that tell it apart from
+    ``near`` and from the others of them ("Hotel booking" and "Hotel service" from "Hotel search")."""
+    home = titles.get(near) or set()
+    kin = {sid: words for sid, words in titles.items() if sid != near and words & home}
+    return {sid: words - home - set().union(*(w for k, w in kin.items() if k != sid)) for sid, words in kin.items()}
 
 
 def _names(node: Node, said: set[str]) -> bool:
