@@ -68,6 +68,7 @@ class AgentRunResponse:
     actions: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     asked: bool = False
+    path: list[str] = field(default_factory=list)  # ids of the nodes this run visited, in order
 
 
 @dataclass
@@ -347,6 +348,8 @@ class SpecialistAgent:
             if SEARCH_KEY in goal.slots and self._search_on(goal, sop, resp):
                 continue
             node = sop.node(goal.step)
+            if node is not None:
+                resp.path.append(node.id)
             if node is None or node.kind == "end":
                 self._end(goal, node, resp, "completed")
                 break

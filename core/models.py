@@ -119,6 +119,7 @@ class Trace(BaseModel):
     decisions: list[str] = Field(default_factory=list)
     stack_ops: list[dict[str, Any]] = Field(default_factory=list)
     actions: list[str] = Field(default_factory=list)
+    path: list[dict[str, str]] = Field(default_factory=list)  # SOP nodes visited, in order: {sop, goal, node}
     act: str = ""  # what the reply did when no SOP step made it: greeting, thanks, goodbye, offer_more,
     #                capabilities, kb_answer, reprompt, cancelled (evaluations map it to their labels)
     tool_calls: list[ToolCall] = Field(default_factory=list)

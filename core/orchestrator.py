@@ -1001,21 +1001,22 @@ class Orchestrator:
             return AgentRunResponse(done=True, outcome="failed")
         req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn, others_waiting=bool(t.state.goal_stack))
         resp = agent.run(req)
-        self._collect(t, resp)
+        self._collect(t, resp, goal)
         passes = 0
         while resp.tool_requests and not resp.done and passes < self.settings.max_steps_per_turn:
             passes += 1
             results = [self._call(t, agent.name, r.tool, r.args) for r in resp.tool_requests]
             resp = agent.run(AgentRunRequest(goal, sop, t.prefs, tool_results=results, turn=t.state.turn,
                                              others_waiting=req.others_waiting))
-            self._collect(t, resp)
+            self._collect(t, resp, goal)
         if resp.tool_requests and not resp.done:
             goal.step = resp.tool_requests[0].node
         return resp
 
-    def _collect(self, t: Turn, resp: AgentRunResponse) -> None:
+    def _collect(self, t: Turn, resp: AgentRunResponse, goal: Goal) -> None:
         t.messages += resp.messages
         t.trace.actions += resp.actions
+        t.trace.path += [{"sop": goal.type, "goal": goal.id, "node": nid} for nid in resp.path]
         t.trace.decisions += resp.decisions
 
     def _call(self, t: Turn, agent: str, tool: str, args: dict[str, Any], system: bool = False) -> ToolCall:

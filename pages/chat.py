@@ -48,7 +48,7 @@ if prompt:
         st.error(str(exc), icon=":material/error:")
 
 st.html("<style>div[data-testid=stColumn]:has(.st-key-goal_panel){position:sticky;top:3.75rem;"
-        "align-self:flex-start}</style>")
+        "align-self:flex-start;max-height:calc(100vh - 4.5rem);overflow-y:auto}</style>")
 left, right = st.columns([3, 2], gap="large")
 with left:
     turns = pg.traces(sid)
@@ -92,6 +92,12 @@ with right, st.container(key="goal_panel"):  # stays in view while the chat scro
             st.markdown(f"**Next question:** {panel['next_question']}")
     elif not story["finished"]:
         st.caption("No request yet.")
+    flow = pg.flow(sid)
+    if flow is not None:
+        with st.container(key="flow_graph"):
+            st.caption(f"**{flow['title']}**: the path so far in blue"
+                       + (", the current step outlined in red" if flow["current"] else ""))
+            st.graphviz_chart(flow["dot"], width="stretch")
     st.markdown("**Goal stack** (bottom → top)")
     if panel["stack"]:
         st.markdown(" → ".join(f"`{g}`" for g in panel["stack"]))

@@ -54,11 +54,19 @@ if wanted and st.query_params.get(services.URL_SESSION) == sid:
         widgets.trace(found)
         st.divider()
 
-tabs = st.tabs(["Timeline", "Execution memory", "Tool calls", "Preference memory", "SessionState JSON", "Export"])
+tabs = st.tabs(["Timeline", "Flow", "Execution memory", "Tool calls", "Preference memory", "SessionState JSON", "Export"])
 with tabs[0]:
     st.caption("Goal and stack changes turn by turn (stack shown bottom → top after the turn).")
     st.dataframe(pd.DataFrame(pg.timeline(sid)), hide_index=True, width="stretch")
 with tabs[1]:
+    flow = pg.flow(sid)
+    if flow is None:
+        st.caption("No SOP has run in this session.")
+    else:
+        st.caption(f"**{flow['title']}**: the path this session took in blue"
+                   + (", its current step outlined in red." if flow["current"] else "."))
+        st.graphviz_chart(flow["dot"], width="stretch")
+with tabs[2]:
     rows = pg.execution_memory(state)
     if rows:
         frame = pd.DataFrame(rows)
@@ -67,13 +75,13 @@ with tabs[1]:
             st.dataframe(part.drop(columns="goal"), hide_index=True, width="stretch")
     else:
         st.caption("No steps recorded yet.")
-with tabs[2]:
+with tabs[3]:
     calls = pg.tool_calls(sid)
     if calls:
         st.dataframe(pd.DataFrame(calls), hide_index=True, width="stretch")
     else:
         st.caption("No tool calls.")
-with tabs[3]:
+with tabs[4]:
     customer = state.customer_id
     if not customer:
         st.caption("This session has no customer id, so nothing is remembered across sessions.")
@@ -102,9 +110,9 @@ with tabs[3]:
             if d.button("Forget", key=f"forget_{entry.id}", icon=":material/delete:"):
                 pg.forget_preference(customer, entry.id)
                 st.rerun()
-with tabs[4]:
-    st.json(state.model_dump(mode="json"), expanded=2)
 with tabs[5]:
+    st.json(state.model_dump(mode="json"), expanded=2)
+with tabs[6]:
     st.download_button("Download session JSON", pg.export_session(sid), file_name=f"session-{sid}.json",
                        mime="application/json", icon=":material/download:")
     st.caption("State, every turn's trace, SOP versions and the customer's memory: attach it to a bug report.")

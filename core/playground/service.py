@@ -257,6 +257,22 @@ class Playground:
                     for g in done]
         return {"now": now, "waiting": waiting, "finished": finished}
 
+    def flow(self, session_id: str) -> dict[str, Any] | None:
+        """The SOP graph of the session's active goal (else its latest one) with the path the conversation
+        took through it drawn and the current step lit, as Graphviz DOT; None before any SOP ran."""
+        state = self.state(session_id)
+        if state is None or not state.goals:
+            return None
+        goal = state.active_goal or max(state.goals.values(), key=lambda g: g.updated_at)
+        sop = next((s for s in self.workspace.sops if s.id == goal.type), None)
+        if sop is None:
+            return None
+        path = [p["node"] for tr in self.traces(session_id) for p in tr.get("path") or []
+                if p.get("goal") == goal.id and p.get("node") in sop.nodes]
+        current = (goal.pending or goal.step) if goal is state.active_goal else None
+        return {"sop": sop.id, "title": sop.title or sop.id, "current": current, "visited": path,
+                "dot": sop.to_dot(visited=path, taken=sop.walked(path), current=current)}
+
     # ------------------------------------------------------------------ inspector
     def timeline(self, session_id: str) -> list[dict[str, Any]]:
         """Turn by turn: the goal and stack operations, and the active goal and stack after each turn."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -108,12 +109,19 @@ class Sop:
                     names.append(p.name)
         return names
 
-    def to_dot(self) -> str:
-        """Graphviz DOT of the compiled graph."""
+    def to_dot(self, *, visited: Collection[str] = (), taken: Collection[tuple[str, str]] = (),
+               current: str | None = None) -> str:
+        """Graphviz DOT of the compiled graph.
+
+        ``visited`` nodes and ``taken`` edges (a conversation's path) are drawn heavy,
+        the ``current`` step outlined; with a path given, the rest is faded.
+        """
         out = [f'digraph "{self.id}" {{', "  rankdir=TB; nodesep=0.3; ranksep=0.35;",
                '  node [fontname="Helvetica", fontsize=11, style="rounded,filled", color="#8a94a6"];',
                '  edge [fontname="Helvetica", fontsize=9, color="#8a94a6"];']
         shown = self.reachable()
+        lit, edges = set(visited), set(taken)
+        fade = bool(lit or current)
         for n in self.nodes.values():
             if n.id not in shown:
                 continue
@@ -130,12 +138,29 @@ class Sop:
                 look = 'shape=box, fillcolor="#ffe5cc"'
             else:
                 look = 'shape=box, fillcolor="#dff5e3"'
+            if n.id == current:
+                look += ', color="#d1242f", penwidth=3.5, fontcolor="#000000", fontname="Helvetica-Bold"'
+                label = f"▶ {label}"
+            elif n.id in lit:
+                look += ', color="#1f6feb", penwidth=2.2'
+            elif fade:
+                look += ', fontcolor="#8a94a6"'
             out.append(f'  "{n.id}" [{look}, label="{label}"];')
-            if n.kind == "decision":
-                for b in n.branches:
-                    cond = (b.condition or "else").replace('"', "'")
-                    out.append(f'  "{n.id}" -> "{b.target}" [label="{cond}"];')
-            elif n.next:
-                out.append(f'  "{n.id}" -> "{n.next}";')
+            for target, cond in self._exits(n):
+                style = ', color="#1f6feb", penwidth=2.4' if (n.id, target) in edges else ""
+                text = f'label="{cond}"' if cond is not None else ""
+                attrs = ", ".join(a for a in (text, style.lstrip(", ")) if a)
+                out.append(f'  "{n.id}" -> "{target}"' + (f" [{attrs}]" if attrs else "") + ";")
         out.append("}")
         return "\n".join(out)
+
+    @staticmethod
+    def _exits(node: Node) -> list[tuple[str, str | None]]:
+        """Each way out of a node with its label (a decision's condition, else None)."""
+        if node.kind == "decision":
+            return [(b.target, (b.condition or "else").replace('"', "'")) for b in node.branches]
+        return [(node.next, None)] if node.next else []
+
+    def walked(self, path: list[str]) -> set[tuple[str, str]]:
+        """The edges a sequence of visited node ids went along (consecutive pairs joined by an edge)."""
+        return {(a, b) for a, b in zip(path, path[1:], strict=False) if a in self.nodes and b in self.nodes[a].targets()}

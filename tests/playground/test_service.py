@@ -210,6 +210,29 @@ def test_the_goal_story_says_in_plain_words_what_is_going_on_and_how_requests_en
                                                          "outcome": "cancelled by the customer"}]
 
 
+def test_the_flow_draws_the_path_the_conversation_took_and_lights_the_current_step(pg: Playground) -> None:
+    assert pg.flow("nobody-yet") is None
+    pg.send("walk", "Recommend a gaming mouse.")
+    flow = pg.flow("walk")
+    assert flow is not None and flow["sop"] == "sales.recommend_item"
+    sop = next(s for s in pg.workspace.sops if s.id == flow["sop"])
+    asked = flow["current"]
+    assert sop.nodes[asked].label == "ask user for budget" and flow["visited"][-1] == asked
+    assert f'"{asked}" [' in flow["dot"] and "penwidth=3.5" in flow["dot"]  # the current step outlined
+    pg.send("walk", "1500")
+    flow = pg.flow("walk")
+    search = next(n.id for n in sop.nodes.values() if n.label == "search inventory for matching items")
+    nothing = next(n.id for n in sop.nodes.values() if n.label == "tell user nothing matched")
+    assert flow["visited"].index(asked) < flow["visited"].index(search)
+    assert f'"{asked}" -> "{search}" [color="#1f6feb"' in flow["dot"]  # the edge walked is drawn heavy
+    assert nothing not in flow["visited"]
+    assert f'"{nothing}" [shape=box, fillcolor="#dff5e3", fontcolor="#8a94a6"' in flow["dot"]  # not walked: faded
+    assert sop.nodes[flow["current"]].label == "ask user to choose one of the recommended items"
+    pg.send("walk", "never mind, cancel that")
+    ended = pg.flow("walk")
+    assert ended is not None and ended["current"] is None and ended["visited"] == flow["visited"]
+
+
 def test_store_settings_are_written_to_store_yaml_checked_and_in_use(pg: Playground) -> None:
     before = (pg.root / "store.yaml").read_text(encoding="utf-8")
     result = pg.save_settings("Paws & Claws", "eur", "ie", "Food, toys and care for cats and dogs.")

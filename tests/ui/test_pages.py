@@ -30,6 +30,8 @@ def test_chat_t1_with_goal_panel_and_trace(at: AppTest) -> None:
     assert "`sales.recommend_item`" in page and "`budget`" in page and "blocked" in page
     assert "**Find a product: waiting for the budget**" in page  # the same, in plain words
     assert [e.label for e in at.expander if e.label.startswith("Trace")] == ["Trace of turn 1"]
+    graph = at.get("graphviz_chart")[0].proto.spec  # the SOP beside the chat, the current step outlined
+    assert 'label="▶ ask user for budget"' in graph
     _chat(at, "1500")
     reply = at.chat_message[3].markdown[0].value
     assert "฿" in reply and "choose" in reply.lower()
