@@ -31,6 +31,7 @@ class TurnResult:
     failures: list[str] = field(default_factory=list)
     session: str = "s1"
     trace: dict[str, Any] = field(default_factory=dict)
+    seen: dict[str, Any] = field(default_factory=dict)  # what the turn did, as an expect block (see observed)
 
     def as_dict(self) -> dict[str, Any]:
         return {"user": self.user, "reply": self.reply, "passed": self.passed, "failures": self.failures,
@@ -90,6 +91,13 @@ def run_file(path: Path, default_workspace: Path | None, cache: WorkspaceCache) 
         spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         return FileResult(str(path), path.stem, error=f"cannot read test file: {exc}")
+    if not isinstance(spec, dict):
+        return FileResult(str(path), path.stem, error="cannot read test file: it is not a mapping of name, turns, …")
+    return run_spec(spec, path, default_workspace, cache)
+
+
+def run_spec(spec: dict[str, Any], path: Path, default_workspace: Path | None, cache: WorkspaceCache) -> FileResult:
+    """Run a conversation given as data (``path`` names it and anchors its ``workspace:``)."""
     result = FileResult(str(path), str(spec.get("name") or path.stem))
     ws_root = (path.parent / spec["workspace"]) if spec.get("workspace") else default_workspace
     if ws_root is None:
@@ -125,7 +133,28 @@ def _run_turns(orch: Orchestrator, spec: dict[str, Any], result: FileResult) -> 
         failures = [f"unknown expect key {k!r}" for k in (turn.get("expect") or {}) if k not in EXPECT_KEYS]
         failures += check_expect(turn.get("expect") or {}, state, trace, reply)
         failures += checker.check(before, state, trace, reply)
-        result.turns.append(TurnResult(user, reply, not failures, failures, session, trace))
+        result.turns.append(TurnResult(user, reply, not failures, failures, session, trace,
+                                       observed(state, trace, reply)))
+
+
+def observed(state: SessionState, trace: dict[str, Any], reply: str) -> dict[str, Any]:
+    """What a turn did, as the ``expect`` block that :func:`check_expect` would pass (the reply whole,
+    slots with plain values only, every goal type's latest status)."""
+    goal = state.active_goal
+    latest = {g.type: g.status.value for g in state.goals.values()}  # the last created of each type wins
+    return {
+        "active_goal": goal.type if goal else None,
+        "status": goal.status.value if goal else None,
+        "missing": list(goal.missing) if goal else [],
+        "slots": {k: v for k, v in (goal.slots if goal else {}).items()
+                  if isinstance(v, str | int | float | bool) and not k.startswith("_")},
+        "stack": [state.goals[g].type for g in state.goal_stack],
+        "tools": [c["tool"] for c in trace.get("tool_calls", [])],
+        "actions": [a for a in trace.get("actions", []) if not a.startswith("follow-up:")],
+        "goal_status": latest,
+        "reply_contains": [reply] if reply.strip() else [],
+        "ended": state.active_goal_id is None and not state.goal_stack,
+    }
 
 
 def check_expect(expect: dict[str, Any], state: SessionState, trace: dict[str, Any], reply: str) -> list[str]:

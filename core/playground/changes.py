@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from core.errors import UserInputError
 from core.problems import Problem, errors
+from core.testing import FileResult
 
 BACKUP_DIR = "backups"
 MANIFEST = "manifest.json"
@@ -178,6 +179,7 @@ class CheckResult:
     problems: list[Problem]
     blocking: list[Problem]
     backup: Path | None = None
+    broken: list[FileResult] = field(default_factory=list)  # conversation tests the change would break
 
     @property
     def saved(self) -> bool:
@@ -186,16 +188,23 @@ class CheckResult:
 
 
 def apply_checked(root: Path, change: ChangeSet, lint: Callable[[Path], list[Problem]],
-                  baseline: list[Problem] | None = None) -> CheckResult:
+                  baseline: list[Problem] | None = None,
+                  gate: Callable[[Path], list[FileResult]] | None = None) -> CheckResult:
     """Lint the workspace with ``change`` applied and commit it only when it adds no error.
 
     An error blocks the change when it is in a file the change writes, or is not
     among the ``baseline`` errors the workspace already had (so one broken SOP
-    elsewhere does not freeze every other edit).
+    elsewhere does not freeze every other edit). A change that lints clean is then
+    given to ``gate`` on the same staged view; the conversation tests it returns
+    (those the change would break) stop it too. ``gate`` may add files to the change
+    (updated test files), which are committed with it.
     """
     known = {(p.file, p.message) for p in errors(baseline or [])}
+    broken: list[FileResult] = []
     with staged(root, change) as stage:
         problems = lint(stage)
-    blocking = [p for p in errors(problems) if p.file in change.files or (p.file, p.message) not in known]
-    backup = None if blocking else commit(root, change)
-    return CheckResult(problems, blocking, backup)
+        blocking = [p for p in errors(problems) if p.file in change.files or (p.file, p.message) not in known]
+        if not blocking and gate is not None:
+            broken = gate(stage)
+    backup = None if blocking or broken else commit(root, change)
+    return CheckResult(problems, blocking, backup, broken)

@@ -16,9 +16,10 @@ import re
 import tempfile
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import yaml
@@ -33,6 +34,7 @@ from core.memory.base import MemoryUnavailableError, PreferenceEntry, Preference
 from core.models import SessionState, utcnow
 from core.orchestrator import Orchestrator
 from core.playground.changes import Backup, ChangeSet, CheckResult, apply_checked, backups, staged, undo_last
+from core.playground.drafts import Drafts
 from core.playground.uploads import (
     INVENTORY_TYPES,
     MappingProblem,
@@ -48,11 +50,14 @@ from core.problems import Problem, errors
 from core.retrieval import CachedEmbedder, Progress
 from core.sop import Sop
 from core.store import open_state_store
-from core.testing import FileResult, WorkspaceCache, run_file
+from core.recording import accept, chat_spec, dump, file_stem, fill_expectations
+from core.testing import FileResult, WorkspaceCache, run_file, run_spec
+from core.tools.declared import HttpTool, PythonTool
 from core.workspace import GAR_COLUMNS, read_text_file
 
 SOP_SUFFIXES = (".sop", ".json")
 TEST_FOLDERS = ("conversations", "tests/conversations")
+Tests = Literal["check", "skip", "accept"]  # what a save does with the conversation tests it would break
 MAX_EVAL_SESSIONS = 2000
 
 
@@ -157,15 +162,48 @@ class Playground:
             self.brain, self.llm = brain, llm
             self.reload()
 
-    def _lint(self, root: Path) -> list[Problem]:
-        return load_workspace(root, self.embedder).problems
-
-    def _apply(self, change: ChangeSet) -> CheckResult:
+    def _apply(self, change: ChangeSet, tests: Tests = "skip") -> CheckResult:
+        """Write ``change`` when it lints without new errors and (``tests="check"``) breaks no conversation
+        test that passes now; ``tests="accept"`` writes it with those tests' expectations updated."""
         with self._lock:
-            result = apply_checked(self.root, change, self._lint, self.problems)
+            loaded: list[Workspace] = []
+
+            def lint(stage: Path) -> list[Problem]:
+                loaded.append(load_workspace(stage, self.embedder))
+                return loaded[-1].problems
+
+            gate = self._test_gate(change, tests, loaded) if tests != "skip" else None
+            result = apply_checked(self.root, change, lint, self.problems, gate)
             if result.saved:
+                for rel in change.files:
+                    self.drafts.drop(rel)
                 self.reload()
         return result
+
+    def _test_gate(self, change: ChangeSet, tests: Tests,
+                   loaded: list[Workspace]) -> Callable[[Path], list[FileResult]]:
+        files = self.conversation_files()
+
+        def gate(stage: Path) -> list[FileResult]:
+            if not files:
+                return []
+            failing = [r for r in self._run_on(loaded[-1], files) if not r.passed]
+            if not failing:
+                return []
+            passed_before = {r.file for r in self._run_on(self.workspace, [Path(r.file) for r in failing]) if r.passed}
+            broken = [r for r in failing if r.file in passed_before]
+            if tests == "accept":
+                for r in [r for r in broken if not r.error]:
+                    path = Path(r.file)
+                    change.put(path.relative_to(self.root).as_posix(), accept(read_text_file(path), r))
+                return [r for r in broken if r.error]
+            return broken
+        return gate
+
+    def _run_on(self, workspace: Workspace, files: list[Path]) -> list[FileResult]:
+        cache = WorkspaceCache()
+        cache.put(self.root, workspace)
+        return [run_file(path, self.root, cache) for path in files]
 
     # ------------------------------------------------------------------ chat
     @staticmethod
@@ -388,12 +426,14 @@ class Playground:
         mine += [p for p in errors(ws.problems) if p.file != rel and (p.file, p.message) not in others]
         return SopCheck(mine, next((s for s in ws.sops if s.file == rel), None))
 
-    def save_sop(self, name: str, source: str, *, create: bool = False) -> CheckResult:
-        """Save an SOP (backed up, undoable) when it adds no lint error; the next chat turn uses it."""
+    def save_sop(self, name: str, source: str, *, create: bool = False, tests: Tests = "check") -> CheckResult:
+        """Save an SOP (backed up, undoable) when it adds no lint error and breaks no passing conversation
+        test (see :meth:`_apply` for ``tests``); the next chat turn uses it."""
         name = _sop_name(name)
         if create and (self.root / "sops" / name).exists():
             raise UserInputError(f"sops/{name} already exists; pick another name")
-        return self._apply(ChangeSet(f"{'create' if create else 'save'} sops/{name}").put(f"sops/{name}", source))
+        return self._apply(ChangeSet(f"{'create' if create else 'save'} sops/{name}").put(f"sops/{name}", source),
+                           tests)
 
     def duplicate_sop(self, name: str, new_name: str) -> CheckResult:
         """Copy an SOP under a new file name and a new id."""
@@ -417,12 +457,12 @@ class Playground:
             source = re.sub(r"^(id:\s*).*$", lambda m: m.group(1) + new_id, source, count=1, flags=re.M)
         return self.save_sop(new, source, create=True)
 
-    def delete_sop(self, name: str) -> CheckResult:
-        """Delete an SOP (backed up, undoable)."""
+    def delete_sop(self, name: str, tests: Tests = "check") -> CheckResult:
+        """Delete an SOP (backed up, undoable), unless that breaks a passing conversation test."""
         name = _sop_name(name)
         if not (self.root / "sops" / name).exists():
             raise UserInputError(f"sops/{name} does not exist")
-        return self._apply(ChangeSet(f"delete sops/{name}").delete(f"sops/{name}"))
+        return self._apply(ChangeSet(f"delete sops/{name}").delete(f"sops/{name}"), tests)
 
     def backups(self) -> list[Backup]:
         """Saved changes that can be undone, newest first."""
@@ -436,13 +476,14 @@ class Playground:
                 self.reload()
         return done
 
-    def gar_rows(self) -> list[dict[str, str]]:
-        """gar.csv as rows of its five columns (for an editable table)."""
-        text = read_text_file(self.root / "gar.csv")
+    def gar_rows(self, *, draft: bool = False) -> list[dict[str, str]]:
+        """gar.csv as rows of its five columns (for an editable table); ``draft``: the unsaved draft if any."""
+        text = (self.drafts.get("gar.csv") if draft else None) or read_text_file(self.root / "gar.csv")
         return [{c: (rec.get(c) or "") for c in GAR_COLUMNS} for rec in csv.DictReader(io.StringIO(text))]
 
-    def save_gar(self, rows: list[dict[str, Any]]) -> CheckResult:
-        """Write the GAR table when it (and every SOP against it) lints without new errors."""
+    @staticmethod
+    def gar_text(rows: list[dict[str, Any]]) -> str:
+        """GAR rows as the CSV text of gar.csv (empty rows left out)."""
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(GAR_COLUMNS), lineterminator="\n")
         writer.writeheader()
@@ -450,7 +491,31 @@ class Playground:
             cells = {c: _cell(row.get(c)) for c in GAR_COLUMNS}
             if any(cells.values()):
                 writer.writerow(cells)
-        return self._apply(ChangeSet("save gar.csv").put("gar.csv", buf.getvalue()))
+        return buf.getvalue()
+
+    def save_gar(self, rows: list[dict[str, Any]], tests: Tests = "check") -> CheckResult:
+        """Write the GAR table when it (and every SOP against it) lints without new errors and it breaks
+        no passing conversation test."""
+        return self._apply(ChangeSet("save gar.csv").put("gar.csv", self.gar_text(rows)), tests)
+
+    # ------------------------------------------------------------------ drafts (unsaved edits)
+    @property
+    def drafts(self) -> Drafts:
+        """The workspace's unsaved edits."""
+        return Drafts(self.root)
+
+    def draft(self, rel: str) -> str | None:
+        """The unsaved draft of a workspace file, if any."""
+        return self.drafts.get(rel)
+
+    def keep_draft(self, rel: str, text: str) -> None:
+        """Keep an edit of ``rel`` until it is saved or discarded (none when it matches the file)."""
+        path = self.root / rel
+        self.drafts.keep(rel, text, read_text_file(path) if path.is_file() else "")
+
+    def discard_draft(self, rel: str) -> None:
+        """Throw an unsaved edit away."""
+        self.drafts.drop(rel)
 
     def import_star(self, task_dir: str | Path, api_file: str | Path | None = None) -> tuple[ImportResult, CheckResult]:
         """Import a STAR-format task (flowchart + API schema) as an SOP, GAR rows, a mock tool and agents.
@@ -603,6 +668,36 @@ class Playground:
         if progress is not None:
             progress(1.0, "done")
         return out
+
+    def save_chat_as_test(self, session_id: str, name: str = "") -> tuple[str, CheckResult, FileResult]:
+        """Save a chat as a conversation test of this workspace: its messages, the results of tools outside
+        the workspace (HTTP, Python) as scripted outcomes, and what each turn did as its expectations.
+
+        Returns:
+            The file written (workspace-relative), the save's result, and a run of the new test.
+        """
+        traces = self.traces(session_id)
+        if not traces:
+            raise UserInputError("this chat has no turns yet: send a message first")
+        name = " ".join(name.split()) or f"chat: {str(traces[0].get('user', ''))[:50]}"
+        folder = next((f for f in TEST_FOLDERS if (self.root / f).is_dir()), TEST_FOLDERS[0])
+        rel = f"{folder}/{file_stem(name)}.yaml"
+        if (self.root / rel).exists():
+            raise UserInputError(f"{rel} already exists; pick another name")
+        path = self.root / rel
+        external = {n for n, t in (self.orch.gateway.tools.items() if self.orch else [])
+                    if isinstance(t, HttpTool | PythonTool)}
+        state = self.state(session_id)
+        spec = chat_spec(name, traces, external=external, customer_id=state.customer_id if state else "",
+                         workspace=os.path.relpath(self.root, path.parent))
+        cache = WorkspaceCache()
+        cache.put(self.root, self.workspace)
+        first = run_spec(spec, path, self.root, cache)
+        if first.error:
+            raise UserInputError(f"the chat could not be replayed as a test: {first.error}")
+        fill_expectations(spec, first)
+        result = self._apply(ChangeSet(f"save chat as {rel}").put(rel, dump(spec)))
+        return rel, result, run_spec(spec, path, self.root, cache)
 
     def evaluate(self, sessions: int = 60, seed: int = 7, progress: Progress | None = None) -> SyntheticReport:
         """The paper's synthetic evaluation of this workspace's SOPs with the current brain (fresh temporary stores)."""

@@ -1,0 +1,183 @@
+"""Conversation tests written from what the engine did (ARCHITECTURE.md §6 format).
+
+Two jobs of the playground's "from chat to test":
+
+* :func:`chat_spec` turns a chat into a test: the customer's messages in order, each
+  with the results of the tools that reach outside the workspace (HTTP endpoints,
+  Python functions) recorded as scripted outcomes, so the test does not depend on a
+  server being up or a ticket number repeating. Tools inside the workspace (inventory,
+  knowledge base, tables, arithmetic) run for real, so a changed inventory shows.
+  :func:`fill_expectations` then writes each turn's ``expect`` from a run of it.
+* :func:`accept` brings an existing test file up to date with what the engine does
+  now, keeping the author's choice of keys, their comments and layout: only the
+  values of the keys a turn already checks change.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from core.testing import FileResult
+from core.tools.base import classify_error
+
+# the keys a recorded turn checks; goal_status and memory are left to the author
+RECORDED = ("active_goal", "status", "missing", "slots", "stack", "tools", "actions", "reply_contains", "ended")
+_DROP = object()
+
+
+def chat_spec(name: str, traces: Iterable[dict[str, Any]], *, external: Collection[str],
+              customer_id: str = "", workspace: str = "") -> dict[str, Any]:
+    """A conversation test (without expectations yet) from a chat's turn traces, oldest first."""
+    spec: dict[str, Any] = {"name": name}
+    if workspace:
+        spec["workspace"] = workspace
+    if customer_id:
+        spec["customer_id"] = customer_id
+    turns = []
+    for tr in traces:
+        turn: dict[str, Any] = {"user": str(tr.get("user", ""))}
+        script: dict[str, list[dict[str, Any]]] = {}
+        for call in tr.get("tool_calls") or []:
+            if call.get("tool") in external and call.get("error_kind") != "denied":
+                script.setdefault(str(call["tool"]), []).append(_outcome(call))
+        if script:
+            turn["tools"] = {tool: (calls[0] if len(calls) == 1 else calls) for tool, calls in script.items()}
+        turns.append(turn)
+    spec["turns"] = turns
+    return spec
+
+
+def _outcome(call: dict[str, Any]) -> dict[str, Any]:
+    if call.get("ok", True):
+        return {"result": call.get("result")}
+    if call.get("error_kind") == "timeout":
+        return {"timeout": True}
+    error = str(call.get("error") or "failed")
+    kind = str(call.get("error_kind") or "failure")
+    return {"error": error} if classify_error(error) == kind else {"error": error, "kind": kind}
+
+
+def fill_expectations(spec: dict[str, Any], run: FileResult) -> dict[str, Any]:
+    """``spec`` with every turn's ``expect`` set to what that turn did in ``run``."""
+    for turn, done in zip(spec["turns"], run.turns, strict=False):
+        seen = done.seen
+        expect = {k: seen[k] for k in RECORDED if k in seen}
+        for key in ("missing", "slots"):
+            if not expect.get(key):
+                expect.pop(key, None)
+        turn["expect"] = expect
+    return spec
+
+
+def dump(spec: dict[str, Any]) -> str:
+    """A test spec as YAML text in the layout of hand-written ones: keys in the order given, short lists
+    and maps inline, replies of several lines as literal blocks."""
+    out = io.StringIO()
+    _rt().dump(_styled(spec, top=True), out)
+    return out.getvalue()
+
+
+def _styled(value: Any, *, top: bool = False) -> Any:
+    if isinstance(value, str):
+        return LiteralScalarString(value) if "\n" in value else value
+    if isinstance(value, dict):
+        mapping = CommentedMap((k, _styled(v)) for k, v in value.items())
+        if not top and value and all(_plain(v) for v in value.values()) and len(value) <= 6:
+            mapping.fa.set_flow_style()
+        return mapping
+    if isinstance(value, list):
+        seq = CommentedSeq(_styled(v) for v in value)
+        if all(_plain(v) and "\n" not in str(v) for v in value):
+            seq.fa.set_flow_style()
+        return seq
+    return value
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def file_stem(name: str) -> str:
+    """A file name for a test called ``name``: lower-case words joined by underscores."""
+    stem = re.sub(r"[^\w]+", "_", name.strip().lower(), flags=re.UNICODE).strip("_")
+    return stem[:60] or "chat"
+
+
+def _rt() -> YAML:
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    rt.width = 100_000
+    rt.indent(mapping=2, sequence=4, offset=2)
+    rt.representer.add_representer(type(None), lambda r, _: r.represent_scalar("tag:yaml.org,2002:null", "null"))
+    return rt
+
+
+def accept(text: str, run: FileResult) -> str:
+    """The test file ``text`` with each checked value replaced by what ``run`` observed.
+
+    A turn keeps the keys it had: ``reply_contains`` keeps the phrases the new reply still
+    has (the whole new reply when none is left), ``reply_not_contains`` drops the phrases
+    the reply now has, ``slots``/``goal_status`` keep their names with the new values,
+    ``missing`` keeps the slots still missing; the other keys take the observed value.
+    ``memory`` is left as written.
+    """
+    rt = _rt()
+    data = rt.load(text)
+    turns = data.get("turns") if isinstance(data, dict) else None
+    for turn, done in zip(turns or [], run.turns, strict=False):
+        expect = turn.get("expect") if isinstance(turn, dict) else None
+        if not isinstance(expect, dict):
+            continue
+        for key in list(expect):
+            if key == "memory" or key not in done.seen and key not in ("reply_not_contains",):
+                continue
+            new = _accepted(key, expect[key], done.seen, done.reply)
+            if new is _DROP:
+                del expect[key]
+            else:
+                expect[key] = _same_style(expect[key], new)
+    out = io.StringIO()
+    rt.dump(data, out)
+    return out.getvalue()
+
+
+def _accepted(key: str, old: Any, seen: dict[str, Any], reply: str) -> Any:
+    low = reply.lower()
+    if key == "reply_contains":
+        kept = [s for s in old or [] if str(s).lower() in low]
+        return kept if kept else ([reply] if reply.strip() else _DROP)
+    if key == "reply_not_contains":
+        kept = [s for s in old or [] if str(s).lower() not in low]
+        return kept or _DROP
+    if key == "slots":
+        kept = {k: seen["slots"][k] for k in old or {} if k in seen["slots"]}
+        return kept or _DROP
+    if key == "goal_status":
+        kept = {k: seen["goal_status"][k] for k in old or {} if k in seen["goal_status"]}
+        return kept or _DROP
+    if key == "missing":
+        kept = [m for m in old or [] if m in seen["missing"]]
+        return kept or seen["missing"] or _DROP
+    return seen[key]
+
+
+def _same_style(old: Any, new: Any) -> Any:
+    """``new`` written the way ``old`` was (a flow list stays ``[a, b]``)."""
+    if isinstance(new, list):
+        seq = CommentedSeq(new)
+        if isinstance(old, CommentedSeq) and old.fa.flow_style():
+            seq.fa.set_flow_style()
+        return seq
+    if isinstance(new, dict):
+        mapping = CommentedMap(new)
+        if isinstance(old, CommentedMap) and old.fa.flow_style():
+            mapping.fa.set_flow_style()
+        return mapping
+    return new

@@ -1,0 +1,130 @@
+"""From chat to test: a chat saved as a conversation test, saves checked against the tests, new replies accepted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from core.playground import Playground
+from core.playground.workspaces import copy_workspace
+from core.retrieval import CachedEmbedder
+from tests.playground.conftest import snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _mouse_chat(pg: Playground, sid: str = "buy") -> None:
+    for message in ("Recommend a gaming mouse", "1500", "the first one"):
+        pg.send(sid, message)
+
+
+def test_a_chat_saved_as_a_test_is_a_green_test_of_the_workspace(pg: Playground) -> None:
+    _mouse_chat(pg)
+    rel, result, run = pg.save_chat_as_test("buy", "Mouse purchase")
+    assert rel == "conversations/mouse_purchase.yaml" and result.saved and run.passed
+    spec = yaml.safe_load((pg.root / rel).read_text(encoding="utf-8"))
+    assert spec["workspace"] == ".." and [t["user"] for t in spec["turns"]] == [
+        "Recommend a gaming mouse", "1500", "the first one"]
+    first = spec["turns"][0]["expect"]
+    assert first["active_goal"] == "sales.recommend_item" and first["missing"] == ["budget"]
+    assert spec["turns"][-1]["expect"]["ended"] is True
+    assert pg.conversation_files() == [pg.root / rel]
+    assert [r.passed for r in pg.run_tests(pg.conversation_files())] == [True]
+    assert any(b.label == f"save chat as {rel}" for b in pg.backups())  # undoable like every save
+
+
+def test_tools_outside_the_workspace_are_recorded_and_local_ones_run_for_real(tmp_path: Path,
+                                                                              embedder: CachedEmbedder) -> None:
+    ws = tmp_path / "seller"
+    shutil.copytree(ROOT / "examples" / "seller_support", ws)
+    shutil.rmtree(ws / "conversations")
+    pg = Playground(ws, embedder=embedder)
+    try:
+        pg.send("s", "my product listing is not live anymore", customer_id="S1003")
+        rel, result, run = pg.save_chat_as_test("s", "onboarding seller")
+        assert result.saved and run.passed
+        spec = yaml.safe_load((ws / rel).read_text(encoding="utf-8"))
+        assert spec["customer_id"] == "S1003"
+        assert spec["turns"][0]["tools"] == {"seller.user_status": {"result": {"status": "onboarding"}}}
+        (ws / "tools.py").write_text("raise RuntimeError('the python tools are not used by the test')\n")
+        assert run.turns[0].trace["tool_calls"][0]["scripted"] is True
+    finally:
+        pg.close()
+
+
+def test_a_save_that_breaks_a_passing_test_is_held_with_what_breaks(pg: Playground) -> None:
+    _mouse_chat(pg)
+    rel, _, _ = pg.save_chat_as_test("buy", "Mouse purchase")
+    before = snapshot(pg.root)
+    source = pg.read_sop("recommend_item.sop")
+    edited = source.replace("ask user for budget\n", "ask user for product category\n", 1)
+    held = pg.save_sop("recommend_item.sop", edited)
+    assert not held.saved and not held.blocking and snapshot(pg.root) == before
+    assert [Path(b.file).name for b in held.broken] == ["mouse_purchase.yaml"]
+    assert any("budget" in f for t in held.broken[0].turns for f in t.failures)
+    anyway = pg.save_sop("recommend_item.sop", edited, tests="skip")
+    assert anyway.saved and pg.read_sop("recommend_item.sop") == edited
+    assert [r.passed for r in pg.run_tests(pg.conversation_files())] == [False]
+
+
+def test_accepting_the_new_replies_updates_the_test_keeping_its_keys_and_comments(pg: Playground) -> None:
+    (pg.root / "conversations").mkdir()
+    test = pg.root / "conversations" / "mouse.yaml"
+    test.write_text("""name: Mouse, hand-written
+workspace: ..
+turns:
+  - user: Recommend a gaming mouse
+    expect:
+      missing: [budget]   # the budget comes next
+      reply_contains: [budget, please]
+  - user: "1500"
+    expect:
+      actions: [search inventory for matching items, recommend items to user,
+                ask user to choose one of the recommended items]
+      reply_contains: [choose one]
+""", encoding="utf-8")
+    assert [r.passed for r in pg.run_tests([test])] == [True]
+    source = pg.read_sop("recommend_item.sop")
+    edited = source.replace("    recommend items to user\n", "", 1)
+    assert not pg.save_sop("recommend_item.sop", edited).saved
+    result = pg.save_sop("recommend_item.sop", edited, tests="accept")
+    assert result.saved and pg.read_sop("recommend_item.sop") == edited
+    text = test.read_text(encoding="utf-8")
+    assert "# the budget comes next" in text and "name: Mouse, hand-written" in text
+    spec = yaml.safe_load(text)
+    assert spec["turns"][0]["expect"] == {"missing": ["budget"], "reply_contains": ["budget", "please"]}
+    assert spec["turns"][1]["expect"]["actions"] == ["search inventory for matching items",
+                                                     "ask user to choose one of the recommended items"]
+    assert set(spec["turns"][1]["expect"]) == {"actions", "reply_contains"}
+    assert [r.passed for r in pg.run_tests([test])] == [True]
+    pg.undo()  # one undo takes back the SOP and the test together
+    assert pg.read_sop("recommend_item.sop") == source and "recommend items to user" in test.read_text()
+
+
+def test_an_unsaved_edit_is_kept_as_a_draft_until_saved_or_discarded(pg: Playground, tmp_path: Path) -> None:
+    source = pg.read_sop("recommend_item.sop")
+    edited = source.replace("    tell user nothing matched\n", "    say goodbye politely\n")
+    pg.keep_draft("sops/recommend_item.sop", edited)
+    again = Playground(pg.root, embedder=pg.embedder)  # a reload or another page: the draft is still there
+    try:
+        assert again.draft("sops/recommend_item.sop") == edited and again.drafts.names() == ["sops/recommend_item.sop"]
+    finally:
+        again.close()
+    pg.keep_draft("sops/recommend_item.sop", source)  # typed back to what is saved: no draft
+    assert pg.draft("sops/recommend_item.sop") is None
+    pg.keep_draft("sops/recommend_item.sop", "not an SOP step")
+    assert not pg.save_sop("recommend_item.sop", "not an SOP step").saved  # refused: the draft stays
+    assert pg.draft("sops/recommend_item.sop") == "not an SOP step"
+    pg.keep_draft("sops/recommend_item.sop", edited)
+    assert pg.save_sop("recommend_item.sop", edited).saved and pg.drafts.names() == []
+    rows = pg.gar_rows()
+    pg.keep_draft("gar.csv", pg.gar_text(rows[:-1]))
+    assert pg.gar_rows(draft=True) == rows[:-1] and pg.gar_rows() == rows
+    pg.discard_draft("gar.csv")
+    assert pg.gar_rows(draft=True) == rows
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    copy_workspace(pg.root, copy)
+    assert not (copy / ".state").exists()  # drafts stay with the workspace they were typed in
