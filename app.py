@@ -37,6 +37,10 @@ with st.sidebar:
     errs = [p for p in pg.problems if p.severity == "error"]
     if errs:
         st.error(f"{len(errs)} error(s) in this workspace: see the SOP studio.", icon=":material/error:")
+    drafts = pg.drafts.names()
+    if drafts:
+        st.warning("Unsaved drafts (kept, not in use until saved in the SOP studio): "
+                   + ", ".join(f"`{d}`" for d in drafts), icon=":material/edit_note:")
     st.caption(f"{len(pg.workspace.sops)} SOPs · "
                f"{len(pg.workspace.catalog.frame) if pg.workspace.catalog else 0} items · "
                f"{len(pg.workspace.kb.chunks) if pg.workspace.kb else 0} KB chunks")

@@ -2,20 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
 from core.errors import UserInputError
-from core.playground import templates
+from core.workspace import GAR_COLUMNS
+from core.playground import CheckResult, templates
 from ui import services, widgets
 
 pg = services.current()
 gen = st.session_state.setdefault("studio_generation", 0)
+PICKED = "studio_sop"  # the SOP file shown, kept across reruns, tabs and pages
+HELD = "studio_held"  # a save held back because it would break conversation tests: {rel, text}
 
 
 def refresh() -> None:
-    """Forget editor contents (after undo, create, delete) so they show what is on disk."""
+    """Redraw the editors from what is on disk and in the drafts (after a save, undo, create, delete)."""
     st.session_state["studio_generation"] = gen + 1
+
+
+def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str) -> None:
+    """A save that would break conversation tests that pass now: what breaks, and the two ways on."""
+    held = st.session_state.get(HELD)
+    if not held or held["rel"] != rel or held["text"] != text:
+        return
+    a, b, c = st.columns([1.1, 1.5, 1])
+    done = None
+    if a.button("Save anyway", icon=":material/warning:", key=f"anyway_{rel}"):
+        done = save("skip")
+    if b.button("Accept the new replies", icon=":material/published_with_changes:", key=f"accept_{rel}",
+                help="Save, and update the expectations of the tests that break to what the agent does now "
+                     "(each test keeps the keys and comments it has). One undo takes both back."):
+        done = save("accept")
+    if c.button("Keep editing", key=f"keep_{rel}"):
+        st.session_state.pop(HELD, None)
+        st.rerun()
+    if done is not None:
+        st.session_state.pop(HELD, None)
+        widgets.saved(done, what)
+        if done.saved:
+            refresh()
 
 
 st.title("SOP studio")
@@ -29,8 +57,12 @@ with tab_sops:
     with col_list:
         names = [f.name for f in files]
         labels = {f.name: f.name + ("" if f.compiled else " (has errors)") for f in files}
-        choice = st.radio("SOP files", names, format_func=lambda n: labels[n], key=f"sop_choice_{gen}") if names \
-            else None
+        drafted = set(pg.drafts.names())
+        labels = {n: labels[n] + (" · unsaved draft" if f"sops/{n}" in drafted else "") for n in names}
+        kept = st.session_state.get(PICKED)
+        choice = st.radio("SOP files", names, format_func=lambda n: labels[n], key=f"sop_choice_{gen}",
+                          index=names.index(kept) if kept in names else 0) if names else None
+        st.session_state[PICKED] = choice
         with st.popover("New SOP", icon=":material/add:", width="stretch"):
             new_name = st.text_input("File name", placeholder="refund_request.sop", key="new_sop_name")
             fmt = st.radio("Format", ["text", "json"], horizontal=True, key="new_sop_format")
@@ -41,6 +73,7 @@ with tab_sops:
                     result = pg.save_sop(fname, templates.new_sop(pg.workspace, stem, fmt), create=True)
                     widgets.saved(result, f"sops/{fname}")
                     if result.saved:
+                        st.session_state[PICKED] = fname
                         refresh()
                         st.rerun()
                 except UserInputError as exc:
@@ -89,18 +122,34 @@ with tab_sops:
         if not choice:
             st.info("No SOPs yet: create one with **New SOP**.")
         else:
+            rel = f"sops/{choice}"
             source = pg.read_sop(choice)
-            edited = st.text_area(f"sops/{choice}", value=source, height=440, key=f"src_{gen}_{choice}",
-                                  help="Press Ctrl+Enter (or click outside) to lint.")
+            draft = pg.draft(rel)
+            edited = st.text_area(rel, value=source if draft is None else draft, height=440,
+                                  key=f"src_{gen}_{choice}", help="Press Ctrl+Enter (or click outside) to lint.")
+            pg.keep_draft(rel, edited)  # kept until saved or discarded: tabs, pages and reloads lose nothing
             check = pg.check_sop(choice, edited)
             dirty = edited != source
             c1, c2 = st.columns([1, 2])
             if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):
                 result = pg.save_sop(choice, edited)
-                widgets.saved(result, f"sops/{choice}")
+                widgets.saved(result, rel)
+                if result.broken:
+                    st.session_state[HELD] = {"rel": rel, "text": edited}
                 if result.saved:
                     check, dirty = pg.check_sop(choice, edited), False
-            c2.caption("Unsaved changes." if dirty else "Saved; the next chat turn uses this version.")
+                    refresh()
+            held_save(rel, edited, lambda mode: pg.save_sop(choice, edited, tests=mode), rel)
+            if dirty:
+                c2.caption("Unsaved draft: kept if you leave this page, not used by the chat until saved.")
+                with c2.popover("Discard draft", icon=":material/delete_sweep:"):
+                    st.write(f"Throw away the unsaved changes to `{rel}` and go back to the saved version?")
+                    if st.button("Discard", type="primary", key="discard_sop"):
+                        pg.discard_draft(rel)
+                        refresh()
+                        st.rerun()
+            else:
+                c2.caption("Saved; the next chat turn uses this version.")
             widgets.problems(check.problems, ok_text="Compiles: no errors.")
     with col_graph:
         if choice and check.sop is not None:
@@ -114,13 +163,33 @@ with tab_gar:
     st.caption("Each SOP step of a text SOP is matched to an action here (exact name, else similarity ≥ 0.80). "
                "`action_type` is api_call, ask_user_input, message_to_user or external_knowledge (join with |); "
                "`params` are slot names joined with |, `?` marks an optional one.")
-    frame = pd.DataFrame(pg.gar_rows())
-    edited_gar = st.data_editor(frame, num_rows="dynamic", width="stretch", key=f"gar_{gen}", height=460)
-    if st.button("Save GAR", type="primary", icon=":material/save:", key="save_gar"):
-        result = pg.save_gar(edited_gar.to_dict("records"))
+    editor_key = f"gar_{gen}"
+    if editor_key not in st.session_state or "gar_base" not in st.session_state:  # drawn afresh: saved or draft
+        st.session_state["gar_base"] = pg.gar_rows(draft=True)
+    edited_gar = st.data_editor(pd.DataFrame(st.session_state["gar_base"], columns=list(GAR_COLUMNS)),
+                                num_rows="dynamic", width="stretch", key=editor_key, height=460)
+    gar_rows = edited_gar.to_dict("records")
+    pg.keep_gar_draft(gar_rows)
+    gar_dirty = pg.draft("gar.csv") is not None
+    g1, g2 = st.columns([1, 2])
+    if g1.button("Save GAR", type="primary", icon=":material/save:", key="save_gar", disabled=not gar_dirty):
+        result = pg.save_gar(gar_rows)
         widgets.saved(result, "gar.csv")
+        if result.broken:
+            st.session_state[HELD] = {"rel": "gar.csv", "text": pg.gar_text(gar_rows)}
         if result.saved:
             refresh()
+    held_save("gar.csv", pg.gar_text(gar_rows), lambda mode: pg.save_gar(gar_rows, tests=mode), "gar.csv")
+    if gar_dirty:
+        g2.caption("Unsaved draft: kept if you leave this page, not used by the chat until saved.")
+        with g2.popover("Discard draft", icon=":material/delete_sweep:"):
+            st.write("Throw away the unsaved changes to `gar.csv` and go back to the saved version?")
+            if st.button("Discard", type="primary", key="discard_gar"):
+                pg.discard_draft("gar.csv")
+                refresh()
+                st.rerun()
+    else:
+        g2.caption("Saved; the next chat turn uses this version.")
     widgets.problems([p for p in pg.problems if p.file == "gar.csv"])
 
 with tab_history:

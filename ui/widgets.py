@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from core.playground import CheckResult, MappingProblem
 from core.problems import Problem
+from core.testing import FileResult
 from core.understanding.commands import reading_lines
 
 
@@ -36,9 +38,26 @@ def saved(result: CheckResult, what: str) -> None:
         st.toast(f"{what} saved. Undo is on the SOP studio page.", icon=":material/save:")
         st.success(f"{what} saved and in use.", icon=":material/check_circle:")
         problems([p for p in result.problems if p.severity == "warning"])
+    elif result.broken:
+        st.warning(f"{what} not saved yet: it would break {len(result.broken)} conversation test(s) that pass "
+                   "now. Nothing was changed on disk.", icon=":material/rule:")
+        broken_tests(result.broken)
     else:
         st.error(f"{what} not saved: fix these first. Nothing was changed on disk.", icon=":material/block:")
         problems(result.blocking)
+
+
+def broken_tests(results: list[FileResult]) -> None:
+    """What each broken conversation test expected and what the agent would do instead."""
+    for r in results:
+        failing = [(i, t) for i, t in enumerate(r.turns, start=1) if not t.passed]
+        with st.expander(f"{Path(r.file).name}: {r.name}", expanded=len(results) == 1, icon=":material/cancel:"):
+            if r.error:
+                st.error(r.error)
+            for i, turn in failing[:5]:
+                st.markdown(f"**Turn {i}:** {user_text(turn.user)}  \n**New reply:** {turn.reply}")
+                for f in turn.failures:
+                    st.caption(f)
 
 
 def trace(tr: dict[str, Any]) -> None:

@@ -513,6 +513,10 @@ class Playground:
         path = self.root / rel
         self.drafts.keep(rel, text, read_text_file(path) if path.is_file() else "")
 
+    def keep_gar_draft(self, rows: list[dict[str, Any]]) -> None:
+        """Keep edited GAR rows until saved or discarded (none when they are the saved table)."""
+        self.drafts.keep("gar.csv", self.gar_text(rows), self.gar_text(self.gar_rows()))
+
     def discard_draft(self, rel: str) -> None:
         """Throw an unsaved edit away."""
         self.drafts.drop(rel)

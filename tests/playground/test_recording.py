@@ -120,7 +120,9 @@ def test_an_unsaved_edit_is_kept_as_a_draft_until_saved_or_discarded(pg: Playgro
     pg.keep_draft("sops/recommend_item.sop", edited)
     assert pg.save_sop("recommend_item.sop", edited).saved and pg.drafts.names() == []
     rows = pg.gar_rows()
-    pg.keep_draft("gar.csv", pg.gar_text(rows[:-1]))
+    pg.keep_gar_draft(rows)
+    assert pg.draft("gar.csv") is None  # the saved table, written out again, is no edit
+    pg.keep_gar_draft(rows[:-1])
     assert pg.gar_rows(draft=True) == rows[:-1] and pg.gar_rows() == rows
     pg.discard_draft("gar.csv")
     assert pg.gar_rows(draft=True) == rows

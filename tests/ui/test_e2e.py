@@ -228,7 +228,7 @@ def test_outdoor_inventory_uploaded_mapped_then_recommended_from(page: Page, ser
     assert "Coleman Sundome 2-Person Tent" in _new_chat(page, "Recommend a tent", "under 6000")
 
 
-def test_a_reload_keeps_the_chat_and_a_created_workspace_stays_open(page: Page) -> None:
+def test_a_reload_keeps_the_chat_and_a_created_workspace_stays_open(page: Page, server: tuple[str, Path]) -> None:
     _new_chat(page, "Hello there")
     assert "session=" in page.url and "ws=" in page.url
     page.reload()
@@ -248,6 +248,16 @@ def test_a_reload_keeps_the_chat_and_a_created_workspace_stays_open(page: Page) 
     expect(picker).to_have_value(re.compile("^Peak Gear"))
     expect(page.get_by_text(re.compile("workspace Peak Gear"))).to_be_visible()
     assert "ws=" in page.url and "peak-gear" in page.url
+    demo = snapshot(server[1])
+    _go(page, "Store")  # an upload now goes to the new store, never to the one open before
+    _upload(page, ROOT / "examples" / "outdoor" / "inventory.csv")
+    expect(page.get_by_text("Map columns to roles")).to_be_visible()
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Apply inventory")).click()
+    expect(page.get_by_text("Inventory saved and in use")).to_be_visible()
+    created = next((server[1].parent / "created").glob("peak-gear*"))
+    assert "Coleman Sundome" in (created / "inventory.csv").read_text(encoding="utf-8")
+    assert snapshot(server[1]) == demo
 
 
 def test_the_goal_panel_stays_in_view_as_the_chat_grows(page: Page) -> None:
@@ -281,3 +291,84 @@ def test_a_reply_opens_its_turn_in_the_inspector(page: Page) -> None:
     _idle(page)
     expect(page.get_by_role("heading", name="Turn 2")).to_be_visible()
     assert "turn=2" in page.url and "session=" in page.url
+
+
+def _grid_cell(page: Page, row: int, x_offset: float) -> tuple[float, float]:
+    """Where a cell of the first data editor is drawn (rows 35 px high under a 35 px header)."""
+    box = page.locator("[data-testid=stDataFrame]").first.bounding_box()
+    assert box is not None
+    return box["x"] + x_offset, box["y"] + 35 + 35 * row + 17
+
+
+def test_an_sop_edit_survives_a_gar_save_and_a_page_switch(page: Page, server: tuple[str, Path]) -> None:
+    ws = server[1]
+    _go(page, "SOP studio")
+    page.get_by_text("recommend_item.sop", exact=True).click()
+    _idle(page)
+    area = page.get_by_label("sops/recommend_item.sop", exact=True)
+    source = (ws / "sops" / "recommend_item.sop").read_text()
+    edited = source.replace("title: Find a product\n", "title: Find a product for you\n")
+    area.fill(edited)
+    area.press("Control+Enter")
+    _idle(page)
+    page.get_by_role("tab", name="Global Action Repository").click()
+    _idle(page)
+    row = next(i for i, line in enumerate((ws / "gar.csv").read_text().splitlines()[1:])
+               if line.startswith("say goodbye politely,"))
+    page.mouse.dblclick(*_grid_cell(page, row, 600))  # the user_interaction_metadata column
+    cell = page.locator("textarea.gdg-input")  # the grid's cell editor
+    expect(cell).to_be_visible()
+    cell.fill("No problem. Come back any time.")
+    cell.press("Enter")
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Save GAR")).click()
+    expect(page.get_by_text("gar.csv saved and in use")).to_be_visible()
+    assert "say goodbye politely,message_to_user,No problem. Come back any time." in (ws / "gar.csv").read_text()
+    page.get_by_role("tab", name="SOPs").click()
+    expect(page.get_by_label("sops/recommend_item.sop", exact=True)).to_have_value(edited)
+    _go(page, "Chat")  # leave the page: the edit is kept as a draft and the sidebar says so
+    expect(page.get_by_text("Unsaved drafts")).to_be_visible()
+    _go(page, "SOP studio")
+    expect(page.get_by_label("sops/recommend_item.sop", exact=True)).to_have_value(edited)
+    expect(page.get_by_text("Unsaved draft: kept if you leave this page")).to_be_visible()
+    page.get_by_role("button", name=re.compile("Save$")).click()
+    expect(page.get_by_text("sops/recommend_item.sop saved and in use")).to_be_visible()
+    assert (ws / "sops" / "recommend_item.sop").read_text() == edited
+
+
+def test_a_chat_saved_as_a_test_runs_green_and_a_breaking_save_shows_the_break(
+        page: Page, server: tuple[str, Path]) -> None:
+    ws = server[1]
+    _new_chat(page, "Recommend a gaming mouse", "1500")
+    sidebar = page.locator("[data-testid=stSidebar]")
+    sidebar.get_by_role("button", name=re.compile("Save chat as test")).click()
+    page.get_by_label("Test name").fill("browser mouse")
+    page.get_by_label("Test name").press("Enter")
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Save as test")).click()
+    expect(page.get_by_text("it passes.")).to_be_visible()
+    assert (ws / "conversations" / "browser_mouse.yaml").is_file()
+    page.keyboard.press("Escape")
+    _go(page, "Test runs")
+    page.get_by_role("button", name=re.compile("Run tests")).click()
+    expect(page.get_by_text(re.compile(r"^\d+ of \d+ files passed$"))).to_be_visible()
+    # earlier tests changed this store's inventory; the new test, written from today's chat, passes
+    expect(page.get_by_role("heading", name=re.compile("browser_mouse"))).to_have_count(0)
+    _go(page, "SOP studio")
+    page.get_by_text("recommend_item.sop", exact=True).click()
+    _idle(page)
+    before = snapshot(ws)
+    area = page.get_by_label("sops/recommend_item.sop", exact=True)
+    area.fill(area.input_value().replace("---\nask user for", "---\nsay goodbye politely\nask user for", 1))
+    area.press("Control+Enter")
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Save$")).click()
+    expect(page.get_by_text(re.compile("would break .* conversation test"))).to_be_visible()
+    expect(page.get_by_text("browser_mouse.yaml: browser mouse")).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile("Accept the new replies"))).to_be_visible()
+    assert snapshot(ws) == before
+    _shot(page, "held_save")
+    page.get_by_role("button", name=re.compile("Discard draft")).click()
+    page.get_by_role("button", name="Discard", exact=True).click()
+    _idle(page)
+    expect(page.get_by_text("Saved; the next chat turn uses this version.").first).to_be_visible()
