@@ -14,8 +14,14 @@ from ui import services
 
 ICON = Path(__file__).resolve().parent / "ui" / "icon.png"  # a local file: the app works offline
 st.set_page_config(page_title="SOP Agent Playground", page_icon=str(ICON), layout="wide")
-
-pg = services.current()
+nav = st.navigation([  # first, so the sidebar shows page titles while the rest loads
+    st.Page("pages/chat.py", title="Chat", icon=":material/chat:", default=True),
+    st.Page("pages/studio.py", title="SOP studio", icon=":material/account_tree:"),
+    st.Page("pages/inspector.py", title="Inspector", icon=":material/manage_search:"),
+    st.Page("pages/store.py", title="Store", icon=":material/storefront:"),
+    st.Page("pages/tests.py", title="Test runs", icon=":material/checklist:"),
+])
+pg = services.current()  # while the model and the workspace load: a progress bar, then a rerun
 
 with st.sidebar:
     st.markdown(f"### {pg.name}")
@@ -45,13 +51,6 @@ with st.sidebar:
                f"{len(pg.workspace.catalog.frame) if pg.workspace.catalog else 0} items · "
                f"{len(pg.workspace.kb.chunks) if pg.workspace.kb else 0} KB chunks")
 
-nav = st.navigation([
-    st.Page("pages/chat.py", title="Chat", icon=":material/chat:", default=True),
-    st.Page("pages/studio.py", title="SOP studio", icon=":material/account_tree:"),
-    st.Page("pages/inspector.py", title="Inspector", icon=":material/manage_search:"),
-    st.Page("pages/store.py", title="Store", icon=":material/storefront:"),
-    st.Page("pages/tests.py", title="Test runs", icon=":material/checklist:"),
-])
 services.write_url()
 nav.run()
 services.write_url()  # the page may have started a new session or opened another workspace

@@ -19,7 +19,7 @@ from core.gar import GarIndex
 from core.memory import PreferenceMemory, open_preference_memory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
-from core.retrieval import CachedEmbedder, Progress, shared_model
+from core.retrieval import CachedEmbedder, Progress, SharedModel
 from core.slots import SlotType, Vocabulary, infer_type, listed_options
 from core.sop import Sop, load_sops
 from core.store import StateStore, open_state_store
@@ -49,8 +49,9 @@ class Workspace:
 
 
 def embedder_for(root: Path) -> CachedEmbedder:
-    """The shared model with this workspace's on-disk embedding cache."""
-    return CachedEmbedder(shared_model(), root / ".state" / "embeddings.sqlite")
+    """The shared model (loaded on the first text the cache does not hold) with this workspace's on-disk
+    embedding cache."""
+    return CachedEmbedder(SharedModel(), root / ".state" / "embeddings.sqlite")
 
 
 def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,

@@ -159,6 +159,35 @@ def shared_model() -> MiniLMEmbedder:
         return _SHARED["m"]
 
 
+class SharedModel:
+    """The process-wide model, loaded when a text first needs embedding (or ahead of time by :meth:`warm`).
+
+    Behind a :class:`CachedEmbedder` whose disk cache already holds a workspace's texts, loading
+    that workspace needs no model at all; the first customer message then waits for it if it is
+    still loading.
+    """
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return shared_model().embed(texts)
+
+    @staticmethod
+    def ready() -> bool:
+        """Whether the model is loaded."""
+        return "m" in _SHARED
+
+    @staticmethod
+    def warm() -> None:
+        """Start loading the model in a background thread (once per process)."""
+        with _SHARED_LOCK:
+            if "m" in _SHARED or "warming" in _WARMING:
+                return
+            _WARMING.add("warming")
+        threading.Thread(target=shared_model, name="load embedding model", daemon=True).start()
+
+
+_WARMING: set[str] = set()
+
+
 class VectorIndex:
     """A FAISS inner-product index over normalised vectors, with payloads."""
 

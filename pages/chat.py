@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.build import BRAINS
 from core.errors import UserInputError
+from core.retrieval import SharedModel
 from ui import services, widgets
 
 pg = services.current()
@@ -54,6 +55,9 @@ with st.sidebar:
 sid = services.session_id()
 st.title("Chat")
 st.caption(f"Session `{sid}` · workspace **{pg.name}** · brain **{pg.brain_in_use}**")
+if not SharedModel.ready():
+    st.caption(":material/hourglass_top: The embedding model is still loading in the background: the first "
+               "reply may take a few seconds.")
 
 prompt = st.chat_input("Message the agent", key="chat_input")
 if prompt:

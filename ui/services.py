@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from pathlib import Path
 
 import streamlit as st
 
 from core.playground import Playground, known_workspaces
 from core.playground.workspaces import REPO_ROOT
-from core.retrieval import MiniLMEmbedder, shared_model
+from core.retrieval import SharedModel
 
 WORKSPACE_KEY = "workspace"
 SESSION_KEY = "session_id"
@@ -24,17 +25,35 @@ URL_PROBLEM = "url_problem"
 SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,80}")
 
 
-@st.cache_resource(show_spinner="Loading the embedding model…")
-def embedding_model() -> MiniLMEmbedder:
-    """The MiniLM model, loaded once per process."""
-    return shared_model()
+class Loader:
+    """Loads a workspace's Playground in a background thread, so the page can show its progress meanwhile."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fraction, self.stage = 0.0, "starting"
+        self.result: Playground | None = None
+        self.error = ""
+        self.done = threading.Event()
+        threading.Thread(target=self._load, name=f"load {path}", daemon=True).start()
+
+    def _progress(self, fraction: float, stage: str) -> None:
+        self.fraction, self.stage = 0.05 + 0.95 * max(0.0, min(1.0, fraction)), stage
+
+    def _load(self) -> None:
+        try:
+            SharedModel.warm()  # the model loads beside the workspace; only texts not in its cache need it
+            self.fraction, self.stage = 0.05, "reading the workspace"
+            self.result = Playground(self.path, progress=self._progress)
+        except Exception as exc:  # noqa: BLE001 - shown on the page instead of a blank screen
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.done.set()
 
 
-@st.cache_resource(show_spinner="Loading the workspace (SOPs, inventory, knowledge-base index)…")
-def playground_for(path: str) -> Playground:
-    """One Playground per workspace folder, shared by every page and browser session."""
-    embedding_model()
-    return Playground(path)
+@st.cache_resource(show_spinner=False)
+def loader_for(path: str) -> Loader:
+    """One loader, hence one Playground, per workspace folder, shared by every page and browser session."""
+    return Loader(path)
 
 
 def default_workspace() -> Path:
@@ -85,8 +104,20 @@ def write_url() -> None:
 
 
 def current() -> Playground:
-    """The Playground of this browser session's workspace."""
-    return playground_for(str(current_path()))
+    """The Playground of this browser session's workspace; while it loads, the page shows a progress bar
+    and checks again shortly (nothing else of the page runs until it is ready)."""
+    loader = loader_for(str(current_path()))
+    if loader.result is not None:
+        return loader.result
+    st.title("SOP Agent Playground")
+    if loader.error:
+        st.error(f"The workspace {current_path()} could not be loaded: {loader.error}", icon=":material/error:")
+        st.stop()
+    st.progress(loader.fraction, text=f"Getting ready: {loader.stage}…")
+    st.caption("The embedding model and the workspace's indexes load once per process; this takes a few "
+               "seconds the first time.")
+    loader.done.wait(1.0)  # back as soon as it is ready, else in a second with the next stage
+    st.rerun()
 
 
 def switch_to(path: Path) -> None:

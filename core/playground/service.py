@@ -98,7 +98,7 @@ class Playground:
     """Everything the playground does to one workspace, thread-safe for Streamlit's script threads."""
 
     def __init__(self, root: str | Path, *, embedder: CachedEmbedder | None = None,
-                 state_url: str | None = None) -> None:
+                 state_url: str | None = None, progress: Progress | None = None) -> None:
         self.root = Path(root).resolve()
         if not (self.root / "store.yaml").is_file():
             raise UserInputError(f"{self.root} is not a workspace (it has no store.yaml)")
@@ -113,7 +113,7 @@ class Playground:
         self.workspace: Workspace
         self.orch: Orchestrator | None = None
         self.error = ""
-        self.reload()
+        self.reload(progress)
 
     # ------------------------------------------------------------------ loading
     def reload(self, progress: Progress | None = None) -> list[Problem]:
