@@ -15,6 +15,7 @@ class Problem:
     severity: Literal["error", "warning"]
     message: str
     column: int = 0
+    unknown_action: str = ""  # a text SOP step no GAR row matches (the studio offers to add it)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

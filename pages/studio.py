@@ -23,6 +23,31 @@ def refresh() -> None:
     st.session_state["studio_generation"] = gen + 1
 
 
+def quick_fix(step: str) -> None:
+    """Add a step no GAR row matches to the GAR, its row guessed from the workspace's own rows."""
+    guess = pg.suggest_gar_row(step)
+    with st.expander(f"Quick fix: add “{step}” to the GAR", icon=":material/build:"):
+        with st.form(f"fix_{step}", border=False):
+            kinds = ["ask_user_input", "message_to_user", "api_call", "external_knowledge",
+                     "api_call|external_knowledge", "ask_user_input|api_call"]
+            kind = st.selectbox("action_type", kinds, index=kinds.index(guess["action_type"])
+                                if guess["action_type"] in kinds else 1)
+            meta = st.text_input("user_interaction_metadata", guess["user_interaction_metadata"],
+                                 help="For an ask: what a valid answer is. For a message: the message to convey.")
+            api = st.text_input("api", guess["api"], help="For an api_call: the tool's name.")
+            params = st.text_input("params", guess["params"], help="Slot names joined with |; ? marks an optional one.")
+            if st.form_submit_button("Add to the GAR", type="primary", icon=":material/add:"):
+                try:
+                    result = pg.add_gar_row({"action": step, "action_type": kind, "user_interaction_metadata": meta,
+                                             "api": api, "params": params})
+                    widgets.saved(result, "gar.csv")
+                    if result.saved:
+                        refresh()
+                        st.rerun()
+                except UserInputError as exc:
+                    st.error(str(exc))
+
+
 def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str) -> None:
     """A save that would break conversation tests that pass now: what breaks, and the two ways on."""
     held = st.session_state.get(HELD)
@@ -151,6 +176,8 @@ with tab_sops:
             else:
                 c2.caption("Saved; the next chat turn uses this version.")
             widgets.problems(check.problems, ok_text="Compiles: no errors.")
+            for step in dict.fromkeys(p.unknown_action for p in check.problems if p.unknown_action):
+                quick_fix(step)
     with col_graph:
         if choice and check.sop is not None:
             st.markdown(f"**{check.sop.title}** · id `{check.sop.id}` · priority {check.sop.priority} · "
@@ -204,7 +231,12 @@ with tab_history:
                 st.toast(f"Undone: {done.label}")
             refresh()
             st.rerun()
-        st.dataframe(pd.DataFrame([{"when": b.stamp, "change": b.label, "files": ", ".join(b.files)}
-                                   for b in saved_changes]), hide_index=True, width="stretch")
+        st.caption("Each saved change, newest first, with what it changed.")
+        for i, change in enumerate(saved_changes[:20]):
+            d, t = change.stamp[:8], change.stamp[9:15]
+            when = f"{d[:4]}-{d[4:6]}-{d[6:]} {t[:2]}:{t[2:4]}:{t[4:]} UTC"
+            with st.expander(f"{change.label} · {when}", expanded=i == 0):
+                for rel, diff in pg.change_diff(change).items():
+                    st.code(diff, language="diff")
     st.markdown("**Workspace lint**")
     widgets.problems(pg.problems, ok_text="The workspace lints clean.")

@@ -9,6 +9,7 @@ by ``os.replace`` after its previous content went to ``.state/backups/``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shutil
@@ -165,6 +166,32 @@ def undo_last(root: Path) -> Backup | None:
             target.unlink(missing_ok=True)
     shutil.rmtree(last.path)
     return last
+
+
+def change_diff(root: Path, change: Backup, newer: list[Backup]) -> dict[str, str]:
+    """What a saved change did, file by file, as unified diffs (text files; binary ones are named).
+
+    The text before is the change's backup; the text after is the backup of the earliest of the
+    ``newer`` changes (listed newest first, as :func:`backups` gives them) that replaced the file
+    again, else the file on disk now.
+    """
+    out: dict[str, str] = {}
+    for rel, existed in change.files.items():
+        before = (change.path / rel).read_bytes() if existed and (change.path / rel).is_file() else b""
+        later = next((b for b in reversed(newer) if rel in b.files), None)
+        if later is not None:
+            after = (later.path / rel).read_bytes() if later.files[rel] and (later.path / rel).is_file() else b""
+        else:
+            after = (root / rel).read_bytes() if (root / rel).is_file() else b""
+        try:
+            a, b = before.decode("utf-8"), after.decode("utf-8")
+        except UnicodeDecodeError:
+            out[rel] = f"(binary file: {len(before)} → {len(after)} bytes)"
+            continue
+        diff = difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True),
+                                    fromfile=f"{rel} (before)", tofile=f"{rel} (after)", n=2)
+        out[rel] = "".join(list(diff)[:2000]) or "(no change in content)"
+    return out
 
 
 def _prune(root: Path) -> None:

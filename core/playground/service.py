@@ -16,6 +16,7 @@ import re
 import tempfile
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,16 @@ from core.memory import open_preference_memory
 from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
 from core.models import SessionState, utcnow
 from core.orchestrator import Orchestrator
-from core.playground.changes import Backup, ChangeSet, CheckResult, apply_checked, backups, staged, undo_last
+from core.playground.changes import (
+    Backup,
+    ChangeSet,
+    CheckResult,
+    apply_checked,
+    backups,
+    change_diff,
+    staged,
+    undo_last,
+)
 from core.playground.drafts import Drafts
 from core.playground.uploads import (
     INVENTORY_TYPES,
@@ -468,6 +478,12 @@ class Playground:
         """Saved changes that can be undone, newest first."""
         return backups(self.root)
 
+    def change_diff(self, change: Backup) -> dict[str, str]:
+        """What one saved change did, file by file, as unified diffs."""
+        found = self.backups()
+        newer = [b for b in found if b.stamp > change.stamp]  # newest first, as backups() lists them
+        return change_diff(self.root, change, newer)
+
     def undo(self) -> Backup | None:
         """Undo the newest saved change (SOP, GAR, inventory or KB) and reload."""
         with self._lock:
@@ -497,6 +513,42 @@ class Playground:
         """Write the GAR table when it (and every SOP against it) lints without new errors and it breaks
         no passing conversation test."""
         return self._apply(ChangeSet("save gar.csv").put("gar.csv", self.gar_text(rows)), tests)
+
+    def suggest_gar_row(self, action: str) -> dict[str, str]:
+        """A GAR row for a step no row matches yet, guessed from the workspace's own rows (no word list):
+        the action type most rows starting with the same verb have, and for an ask worded like an existing
+        one ("ask user for budget" → slot budget) the slot named by the words after the shared beginning."""
+        rows = self.gar_rows()
+        words = action.split()
+        verb = words[0].lower() if words else ""
+        same = [r for r in rows if r["action"].split()[:1] and r["action"].split()[0].lower() == verb]
+        kinds = Counter(r["action_type"] for r in same if r["action_type"])
+        kind = kinds.most_common(1)[0][0] if kinds else "message_to_user"
+        params = ""
+        if "ask_user_input" in kind:
+            for r in same:
+                slot = r["params"].split("|")[0].rstrip("?").strip()
+                prefix = r["action"].lower()[: -len(slot)] if slot and r["action"].lower().endswith(
+                    slot.replace("_", " ")) else ""
+                rest = action[len(prefix):] if prefix and action.lower().startswith(prefix) else ""
+                if rest.strip():
+                    params = re.sub(r"\W+", "_", rest.strip().lower()).strip("_")
+                    break
+        return {"action": action.strip(), "action_type": kind, "user_interaction_metadata": "", "api": "",
+                "params": params}
+
+    def add_gar_row(self, row: dict[str, Any], tests: Tests = "check") -> CheckResult:
+        """Append one row to the saved GAR; an unsaved GAR draft gets the row too and stays a draft."""
+        if not str(row.get("action") or "").strip():
+            raise UserInputError("the new GAR row needs an action")
+        if any(r["action"].strip().lower() == str(row["action"]).strip().lower() for r in self.gar_rows()):
+            raise UserInputError(f"gar.csv already has the action {row['action']!r}")
+        draft = self.gar_rows(draft=True) if self.draft("gar.csv") is not None else None
+        result = self._apply(ChangeSet(f"add {row['action']!r} to gar.csv").put(
+            "gar.csv", self.gar_text([*self.gar_rows(), row])), tests)
+        if result.saved and draft is not None:
+            self.keep_gar_draft([*draft, row])
+        return result
 
     # ------------------------------------------------------------------ drafts (unsaved edits)
     @property

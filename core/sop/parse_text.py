@@ -174,7 +174,8 @@ class TextCompiler:
         nid = f"s{line.no}"
         if row is None:
             self.problems.append(Problem(self.file, line.no, "error",
-                                         f"unknown action {line.text!r}: not in gar.csv{hint}"))
+                                         f"unknown action {line.text!r}: not in gar.csv{hint}",
+                                         unknown_action=line.text))
             self.nodes[nid] = Node(nid, "action", line.text, line.no, next=nxt, kinds=frozenset({"message_to_user"}),
                                    message=line.text)
             return nid

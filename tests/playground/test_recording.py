@@ -5,8 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
+from core.errors import UserInputError
 from core.playground import Playground
 from core.playground.workspaces import copy_workspace
 from core.retrieval import CachedEmbedder
@@ -130,3 +132,32 @@ def test_an_unsaved_edit_is_kept_as_a_draft_until_saved_or_discarded(pg: Playgro
     copy.mkdir()
     copy_workspace(pg.root, copy)
     assert not (copy / ".state").exists()  # drafts stay with the workspace they were typed in
+
+
+def test_a_step_missing_from_the_gar_gets_a_row_guessed_from_the_workspace_own_rows(pg: Playground) -> None:
+    ask = pg.suggest_gar_row("ask user for order number")  # worded like "ask user for budget"
+    assert ask["action_type"] == "ask_user_input" and ask["params"] == "order_number"
+    assert pg.suggest_gar_row("thank the customer warmly")["action_type"] == "message_to_user"  # no such verb yet
+    source = pg.read_sop("recommend_item.sop")
+    edited = source.replace("ask user for budget\n", "ask user for budget\nask user for delivery city\n", 1)
+    problem = next(p for p in pg.check_sop("recommend_item.sop", edited).problems if p.unknown_action)
+    assert problem.unknown_action == "ask user for delivery city" and problem.line > 0
+    pg.keep_gar_draft([*pg.gar_rows(), {"action": "say thanks", "action_type": "message_to_user"}])
+    result = pg.add_gar_row(pg.suggest_gar_row(problem.unknown_action))
+    assert result.saved and pg.check_sop("recommend_item.sop", edited).ok
+    assert pg.gar_rows()[-1]["params"] == "delivery_city"
+    assert [r["action"] for r in pg.gar_rows(draft=True)[-2:]] == ["say thanks", "ask user for delivery city"]
+    with pytest.raises(UserInputError, match="already has"):
+        pg.add_gar_row({"action": "Ask user for delivery city"})
+
+
+def test_each_saved_change_shows_what_it_changed(pg: Playground) -> None:
+    source = pg.read_sop("recommend_item.sop")
+    first = source.replace("    tell user nothing matched\n", "    say goodbye politely\n")
+    assert pg.save_sop("recommend_item.sop", first).saved
+    second = first.replace("title: Find a product\n", "title: Find a product for you\n")
+    assert pg.save_sop("recommend_item.sop", second).saved
+    newest, older = pg.backups()[:2]
+    assert "-title: Find a product\n+title: Find a product for you\n" in pg.change_diff(newest)["sops/recommend_item.sop"]
+    diff = pg.change_diff(older)["sops/recommend_item.sop"]  # up to the next save, not to what is on disk now
+    assert "-    tell user nothing matched\n+    say goodbye politely\n" in diff and "for you" not in diff

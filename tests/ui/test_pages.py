@@ -268,3 +268,22 @@ def test_a_reply_links_to_its_turn_in_the_inspector(at: AppTest) -> None:
     assert not at.exception, at.exception
     assert "Turn 2" in [s.value for s in at.subheader]
     assert "how do I fix it" in texts(at)
+
+
+def test_studio_quick_fix_adds_an_unknown_step_to_the_gar_and_history_shows_the_diff(at: AppTest,
+                                                                                     app_ws: Path) -> None:
+    at.switch_page("pages/studio.py").run()
+    at.radio(key="sop_choice_0").set_value("recommend_item.sop").run()
+    source = (app_ws / "sops" / "recommend_item.sop").read_text()
+    edited = source.replace("ask user for budget\n", "ask user for budget\nask user for delivery city\n", 1)
+    at.text_area(key="src_0_recommend_item.sop").set_value(edited).run()
+    assert any("unknown action 'ask user for delivery city'" in e.value for e in at.error)
+    assert any(e.label == "Quick fix: add “ask user for delivery city” to the GAR" for e in at.expander)
+    assert next(t for t in at.text_input if t.label == "params").value == "delivery_city"  # guessed
+    next(b for b in at.button if b.label == "Add to the GAR").click().run()
+    assert not at.exception, at.exception
+    assert "ask user for delivery city,ask_user_input,,,delivery_city" in (app_ws / "gar.csv").read_text()
+    assert "Compiles: no errors." in texts(at)  # the unsaved SOP draft now lints clean, and is still there
+    assert at.text_area(key="src_1_recommend_item.sop").value == edited
+    history = "\n".join(c.value for c in at.code)
+    assert "+ask user for delivery city,ask_user_input,,,delivery_city" in history
