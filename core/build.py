@@ -245,7 +245,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
     return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
-                        settings=settings, store_name=cfg.name, commerce=commerce,
+                        settings=settings, store_name=cfg.name, commerce=commerce, greeting=cfg.greeting,
+                        languages=cfg.languages,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
 
 

@@ -32,7 +32,7 @@ from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
-from core.lexicons import language_of
+from core.lexicons import language_names, language_of, readable
 from core.replies import say
 from core.understanding import (
     Answer,
@@ -96,7 +96,7 @@ class Orchestrator:
                  sop_agent: dict[str, str], brain: Brain, gateway: ToolGateway, store: StateStore,
                  memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
                  store_name: str = "", grounding_text: list[str] | None = None,
-                 commerce: Commerce | None = None) -> None:
+                 commerce: Commerce | None = None, greeting: str = "", languages: tuple[str, ...] = ()) -> None:
         self.workspace_id = workspace_id
         self.sops = {s.id: s for s in sops}
         self.agents = agents
@@ -110,6 +110,8 @@ class Orchestrator:
         self.settings = settings
         self.store_name = store_name
         self.commerce = commerce
+        self.greeting = greeting
+        self.languages = languages
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
         self._subjects = _subjects(sops)
         self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
@@ -188,12 +190,22 @@ class Orchestrator:
         need_intents = not self._clear_answer(active, text)
         perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
         trace.perception = perception.as_dict()
-        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language_of(text)))
+        language = language_of(text)
+        if self.languages and language not in self.languages:
+            language = self.languages[0]
+        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language))
         if cut:
             trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
         state.history.append(Message(role="user", text=text, turn=state.turn))
         self._reconcile(t)
-        self._route(t)
+        if readable(text, self.languages):
+            self._route(t)
+        else:  # written in a language the store does not take: say which it does, keep every goal as it is
+            trace.act = "unsupported_language"
+            names = language_names(self.languages)
+            t.messages.append(self._say(t, "unsupported_language", languages=" / ".join(names)))
+            if active is not None and active.next_question:
+                t.messages.append(active.next_question)
         for goal in state.goals.values():
             if not goal.sop_version and goal.type in self.sops:
                 goal.sop_version = self.sops[goal.type].version
@@ -877,7 +889,8 @@ class Orchestrator:
             return
         elif p.greeting or T.GREETING.match(p.text):  # "Hello, I need some help!": no request yet
             t.trace.act = "greeting"
-            t.messages.append(self._say(t, "hello", capabilities=self._capabilities(t)))
+            t.messages.append(f"{self.greeting} {self._capabilities(t)}" if self.greeting
+                              else self._say(t, "hello", capabilities=self._capabilities(t)))
         elif p.thanks and self._just_finished(t):  # the request is done and its SOP offered nothing more
             t.trace.act = "goodbye"
             t.messages.append(self._say(t, "welcome_bye"))

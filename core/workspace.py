@@ -17,7 +17,8 @@ from core.problems import Problem, errors
 from core.yamlsrc import Path_, line_of, load_with_lines
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
-            "settings": dict, "description": str, "region": str, "commerce": dict}
+            "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
+            "languages": list}
 COMMERCE_KEYS = {"search_tool": str, "slots": dict}
 INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
 ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
@@ -122,6 +123,8 @@ class StoreConfig:
     description: str = ""
     region: str = ""  # ISO 3166 country code: how customers write local phone numbers
     commerce: CommerceDecl | None = None  # item behaviour; on (with defaults) when an inventory is mapped
+    greeting: str = ""  # how the agent opens its answer to a hello (default: the language's own hello)
+    languages: tuple[str, ...] = ()  # the languages customers may write in (default: every language known)
 
     @property
     def home_region(self) -> str:
@@ -239,6 +242,8 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         chk.add(("name",), "error", "required key 'name' (the store's name) is missing")
     cfg = StoreConfig(name=str(name or path.parent.name), currency=str(data.get("currency") or ""),
                       description=str(data.get("description") or ""), region=str(data.get("region") or ""))
+    cfg.greeting = " ".join(str(data.get("greeting") or "").split())
+    cfg.languages = _languages(data.get("languages"), chk)
     cfg.inventory = _inventory(data.get("inventory"), chk)
     cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
     cfg.agents = _agents(data.get("agents"), chk)
@@ -248,6 +253,25 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         chk.keys(settings, SETTINGS_KEYS, ("settings",), "settings")
         cfg.settings = {k: v for k, v in settings.items() if k in SETTINGS_KEYS}
     return cfg, chk.problems
+
+
+def _languages(raw: Any, chk: _Checker) -> tuple[str, ...]:
+    """The ``languages:`` list: language codes the engine has a lexicon for (en, th, ...)."""
+    from core.lexicons import lexicons
+
+    if not isinstance(raw, list):
+        return ()
+    known = [lx.language for lx in lexicons()]
+    out: list[str] = []
+    for i, code in enumerate(raw):
+        code = str(code).strip().lower()
+        if code in known:
+            out.append(code)
+        else:
+            near = difflib.get_close_matches(code, known, n=1)
+            chk.add(("languages", i), "error", f"languages: no language {code!r} here (known: {', '.join(known)})"
+                    + (f"; did you mean {near[0]!r}?" if near else ""))
+    return tuple(dict.fromkeys(out))
 
 
 def _inventory(raw: Any, chk: _Checker) -> InventoryDecl | None:

@@ -27,9 +27,19 @@ with tab_settings:
                                     "numbers. Blank: the currency's country.")
         description = st.text_area("Description", value=now["description"], key="set_description",
                                    help="One or two sentences about what the store sells or does.")
+        greeting = st.text_input("Greeting", value=now["greeting"], max_chars=300, key="set_greeting",
+                                 placeholder="e.g. Welcome to Paws & Claws!",
+                                 help="How the agent answers a hello, before it says what it can help with. "
+                                      "Blank: a plain hello in the customer's language.")
+        known = pg.known_languages()
+        langs = st.multiselect("Languages customers may write in", list(known), default=now["languages"],
+                               format_func=lambda c: f"{known[c]} ({c})", key="set_languages",
+                               help="A message in another script gets a polite note naming these. "
+                                    "None chosen: every language listed.")
         if st.form_submit_button("Save settings", type="primary", icon=":material/save:"):
             try:
-                widgets.saved(pg.save_settings(name, currency, region, description), "Store settings")
+                widgets.saved(pg.save_settings(name, currency, region, description, greeting, langs),
+                              "Store settings")
             except UserInputError as exc:
                 st.error(f"{exc} — nothing was changed.", icon=":material/error:")
 

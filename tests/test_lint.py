@@ -61,6 +61,14 @@ def test_store_yaml_unknown_and_wrong_keys(ws_copy: Path, embedder: CachedEmbedd
     assert any("store.yaml:3: error: store.yaml key 'currency' must be str" in m for m in msgs), msgs
 
 
+def test_store_yaml_languages_must_be_ones_the_engine_reads(ws_copy: Path, embedder: CachedEmbedder) -> None:
+    text = (ws_copy / "store.yaml").read_text()
+    (ws_copy / "store.yaml").write_text(text.replace("currency: THB\n", "currency: THB\nlanguages: [en, tha]\n"))
+    msgs = _msgs(ws_copy, embedder)
+    assert any(m.startswith("store.yaml:3: error: languages: no language 'tha' here") and "did you mean 'th'" in m
+               for m in msgs), msgs
+
+
 def test_inventory_missing_mapped_column(ws_copy: Path, embedder: CachedEmbedder) -> None:
     lines = (ws_copy / "inventory.csv").read_text().splitlines()
     header = lines[0].replace("price", "cost")

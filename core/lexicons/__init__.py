@@ -10,6 +10,7 @@ phrases with spaces between their words.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -31,6 +32,7 @@ class Lexicon:
     language: str
     script: re.Pattern[str]
     lists: dict[str, tuple[str, ...]]
+    name: str = ""
 
     def get(self, key: str) -> tuple[str, ...]:
         return self.lists.get(key, ())
@@ -39,7 +41,9 @@ class Lexicon:
 def _load(path: Path) -> Lexicon:
     data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     lists = {k: tuple(str(x) for x in data.get(k) or []) for k in LISTS}
-    return Lexicon(str(data.get("language") or path.stem), re.compile(str(data.get("script") or r"[A-Za-z]")), lists)
+    language = str(data.get("language") or path.stem)
+    return Lexicon(language, re.compile(str(data.get("script") or r"[A-Za-z]")), lists,
+                   str(data.get("name") or language))
 
 
 @cache
@@ -65,6 +69,23 @@ def language_of(text: str) -> str:
     counts = {lx.language: len(lx.script.findall(text)) for lx in lexicons() if lx.language != "en"}
     best = max(counts.items(), key=lambda kv: kv[1], default=("en", 0))
     return best[0] if best[1] else "en"
+
+
+def readable(text: str, languages: Collection[str] = ()) -> bool:
+    """Whether a message is written in the script of one of ``languages`` (default: every language with a
+    lexicon): at least half its letters are. A message of fewer than two letters (a number, an emoji) is."""
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < 2:
+        return True
+    scripts = [lx.script for lx in lexicons() if not languages or lx.language in languages]
+    known = sum(1 for c in letters if any(sc.match(c) for sc in scripts))
+    return known * 2 >= len(letters)
+
+
+def language_names(languages: Collection[str] = ()) -> list[str]:
+    """The languages' names, each in its own language (English, ไทย), in the order given (default: all)."""
+    by_code = {lx.language: lx.name for lx in lexicons()}
+    return [by_code[c] for c in (languages or by_code) if c in by_code]
 
 
 UNSPACED = re.compile(r"[\u0E00-\u0E7F]+")  # Thai: words are not separated by spaces

@@ -30,6 +30,7 @@ from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load
 from core.errors import UserInputError
 from core.evaluation import SyntheticReport, run_synthetic
 from core.importers.star import ImportResult
+from core.lexicons import lexicons
 from core.memory import open_preference_memory
 from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
 from core.models import SessionState, utcnow
@@ -614,18 +615,26 @@ class Playground:
                 raise UploadError(str(exc).replace(str(flow_path), name).replace(str(api_path), api[0])) from exc
 
     # ------------------------------------------------------------------ store
-    def settings(self) -> dict[str, str]:
+    def settings(self) -> dict[str, Any]:
         """The store's own settings as the Store page edits them."""
         cfg = self.workspace.files.config
-        return {"name": cfg.name, "currency": cfg.currency, "region": cfg.region, "description": cfg.description}
+        return {"name": cfg.name, "currency": cfg.currency, "region": cfg.region, "description": cfg.description,
+                "greeting": cfg.greeting, "languages": list(cfg.languages)}
 
-    def save_settings(self, name: str, currency: str = "", region: str = "", description: str = "") -> CheckResult:
-        """Write the store's name, currency, region and description into store.yaml (its other lines and
-        comments kept), checked like every save.
+    @staticmethod
+    def known_languages() -> dict[str, str]:
+        """Language code -> its name in its own language, for every language the engine reads."""
+        return {lx.language: lx.name for lx in lexicons()}
+
+    def save_settings(self, name: str, currency: str = "", region: str = "", description: str = "",
+                      greeting: str = "", languages: list[str] | None = None) -> CheckResult:
+        """Write the store's name, currency, region, description, greeting and languages into store.yaml (its
+        other lines and comments kept), checked like every save.
 
         Raises:
             UploadError: naming the field that is wrong (an empty name, a currency that is not a three-letter
-                ISO 4217 code, a region phone numbers are not known for).
+                ISO 4217 code, a region phone numbers are not known for, a language the engine cannot read,
+                a greeting over 300 characters).
         """
         import phonenumbers
 
@@ -636,9 +645,19 @@ class Playground:
             raise UploadError(f"currency: {currency!r} is not a three-letter ISO 4217 code such as USD, EUR or THB")
         if region and region not in phonenumbers.SUPPORTED_REGIONS:
             raise UploadError(f"region: {region!r} is not a two-letter country code such as US, GB or TH")
+        greeting = " ".join(greeting.split())
+        if len(greeting) > 300:
+            raise UploadError(f"greeting: {len(greeting)} characters; keep it under 300")
+        known = self.known_languages()
+        langs = [c.strip().lower() for c in languages or [] if c.strip()]
+        unknown = [c for c in langs if c not in known]
+        if unknown:
+            raise UploadError(f"languages: {', '.join(map(repr, unknown))} not known (known: {', '.join(known)})")
         text = read_text_file(self.root / "store.yaml")
-        for key, value in (("name", name), ("currency", currency), ("region", region),
-                           ("description", " ".join(description.split()))):
+        values: tuple[tuple[str, Any], ...] = (
+            ("name", name), ("currency", currency), ("region", region),
+            ("description", " ".join(description.split())), ("greeting", greeting), ("languages", langs))
+        for key, value in values:
             if value or re.search(rf"(?m)^{key}\s*:", text):
                 text = replace_top_level_block(text, key, value)
         return self._apply(ChangeSet("save store settings").put("store.yaml", text))

@@ -242,8 +242,32 @@ def test_store_settings_are_written_to_store_yaml_checked_and_in_use(pg: Playgro
     rest = text.replace("region: IE\n", "").split("agents:", 1)[1]  # a new key goes at the end
     assert rest == before.split("agents:", 1)[1]  # the rest of the file as it was
     assert pg.settings() == {"name": "Paws & Claws", "currency": "EUR", "region": "IE",
-                             "description": "Food, toys and care for cats and dogs."}
+                             "description": "Food, toys and care for cats and dogs.", "greeting": "",
+                             "languages": []}
     assert pg.name == "Paws & Claws"
+
+
+def test_the_store_greeting_and_languages_are_its_own(pg: Playground) -> None:
+    result = pg.save_settings("Paws & Claws", "EUR", greeting="Welcome to Paws & Claws!", languages=["en"])
+    assert result.saved
+    text = (pg.root / "store.yaml").read_text(encoding="utf-8")
+    assert "greeting: Welcome to Paws & Claws!\n" in text and "languages: [en]\n" in text
+    assert pg.send("g", "hello").reply.startswith("Welcome to Paws & Claws! I can help you")
+    thai = pg.send("t", "สวัสดีครับ อยากได้เมาส์")  # Thai script, in a store that takes English only
+    assert thai.reply.startswith("Sorry, I can only read messages in English.")
+    assert pg.state("t").active_goal is None
+    with pytest.raises(UploadError, match="languages: 'xx' not known"):
+        pg.save_settings("Paws & Claws", languages=["xx"])
+
+
+def test_a_message_in_a_script_no_language_covers_gets_a_notice_and_the_question_again(pg: Playground) -> None:
+    pg.send("jp", "Recommend a gaming mouse.")
+    reply = pg.send("jp", "ゲーミングマウスの予算は千五百円です").reply
+    assert reply.startswith("Sorry, I can only read messages in English / ไทย.") and "budget" in reply
+    state = pg.state("jp")
+    assert state.active_goal is not None and state.active_goal.missing == ["budget"]
+    assert pg.traces("jp")[-1]["act"] == "unsupported_language"
+    assert "฿" in pg.send("jp", "1500").reply  # the sale goes on where it was
 
 
 @pytest.mark.parametrize(("fields", "message"), [
