@@ -97,19 +97,7 @@ with right, st.container(key="goal_panel"):  # stays in view while the chat scro
         st.caption("Waiting their turn: " + "; ".join(story["waiting"]))
     if story["finished"]:
         st.markdown("**Finished:** " + "; ".join(f"{f['request']}: {f['outcome']}" for f in story["finished"][:5]))
-    if panel["active_goal"]:
-        st.markdown(f"**Active goal** `{panel['active_goal']}` · **status** `{panel['status']}`"
-                    + (f" · **step** `{panel['step']}`" if panel.get("step") else ""))
-        st.markdown("**Slots**")
-        if panel["slots"]:
-            st.dataframe(pd.DataFrame([{"slot": k, "value": widgets.brief(v)} for k, v in panel["slots"].items()]),
-                         hide_index=True, width="stretch")
-        else:
-            st.caption("none yet")
-        st.markdown("**Missing:** " + (", ".join(f"`{m}`" for m in panel["missing"]) or "nothing"))
-        if panel["next_question"]:
-            st.markdown(f"**Next question:** {panel['next_question']}")
-    elif not story["finished"]:
+    if not panel["active_goal"] and not story["finished"]:
         st.caption("No request yet.")
     flow = pg.flow(sid)
     if flow is not None:
@@ -117,11 +105,26 @@ with right, st.container(key="goal_panel"):  # stays in view while the chat scro
             st.caption(f"**{flow['title']}**: the path so far in blue"
                        + (", the current step outlined in red" if flow["current"] else ""))
             st.graphviz_chart(flow["dot"], width="stretch")
-    st.markdown("**Goal stack** (bottom → top)")
-    if panel["stack"]:
-        st.markdown(" → ".join(f"`{g}`" for g in panel["stack"]))
-    else:
-        st.caption("empty")
+    with st.expander("Engine view: goal, slots, stack", expanded=False):
+        if panel["active_goal"]:
+            st.markdown(f"**Active goal** `{panel['active_goal']}` · **status** `{panel['status']}`"
+                        + (f" · **step** `{panel['step']}`" if panel.get("step") else ""))
+            st.markdown("**Slots**")
+            if panel["slots"]:
+                st.dataframe(pd.DataFrame([{"slot": k, "value": widgets.brief(v)}
+                                           for k, v in panel["slots"].items()]), hide_index=True, width="stretch")
+            else:
+                st.caption("none yet")
+            st.markdown("**Missing:** " + (", ".join(f"`{m}`" for m in panel["missing"]) or "nothing"))
+            if panel["next_question"]:
+                st.markdown(f"**Next question:** {panel['next_question']}")
+        else:
+            st.caption("No active goal.")
+        st.markdown("**Goal stack** (bottom → top)")
+        if panel["stack"]:
+            st.markdown(" → ".join(f"`{g}`" for g in panel["stack"]))
+        else:
+            st.caption("empty")
     if customer:
         prefs, warning = pg.remembered(customer)
         if warning:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
+from streamlit_ace import st_ace
 
 from core.errors import UserInputError
 from core.workspace import GAR_COLUMNS
@@ -15,7 +16,9 @@ from ui import services, widgets
 pg = services.current()
 gen = st.session_state.setdefault("studio_generation", 0)
 PICKED = "studio_sop"  # the SOP file shown, kept across reruns, tabs and pages
-HELD = "studio_held"  # a save held back because it would break conversation tests: {rel, text}
+HELD = "studio_held"
+PLAIN = "studio_plain_editor"  # the plain text area instead of the highlighting editor
+PLAIN_KEPT = "studio_plain_kept"  # that choice, kept across pages  # a save held back because it would break conversation tests: {rel, text}
 
 
 def refresh() -> None:
@@ -82,12 +85,13 @@ with tab_sops:
     with col_list:
         names = [f.name for f in files]
         labels = {f.name: f.name + ("" if f.compiled else " (has errors)") for f in files}
-        drafted = set(pg.drafts.names())
-        labels = {n: labels[n] + (" · unsaved draft" if f"sops/{n}" in drafted else "") for n in names}
         kept = st.session_state.get(PICKED)
         choice = st.radio("SOP files", names, format_func=lambda n: labels[n], key=f"sop_choice_{gen}",
                           index=names.index(kept) if kept in names else 0) if names else None
         st.session_state[PICKED] = choice
+        drafted = [n for n in names if f"sops/{n}" in set(pg.drafts.names())]
+        if drafted:  # beside the list, not in its labels: a changing label would clear the selection
+            st.caption("Unsaved drafts: " + ", ".join(drafted))
         with st.popover("New SOP", icon=":material/add:", width="stretch"):
             new_name = st.text_input("File name", placeholder="refund_request.sop", key="new_sop_name")
             fmt = st.radio("Format", ["text", "json"], horizontal=True, key="new_sop_format")
@@ -150,10 +154,26 @@ with tab_sops:
             rel = f"sops/{choice}"
             source = pg.read_sop(choice)
             draft = pg.draft(rel)
-            edited = st.text_area(rel, value=source if draft is None else draft, height=440,
-                                  key=f"src_{gen}_{choice}", help="Press Ctrl+Enter (or click outside) to lint.")
+            shown = source if draft is None else draft
+            services.keep(PLAIN, PLAIN_KEPT, False)
+            plain = st.toggle("Plain text editor", key=PLAIN, help="Without highlighting and lint markers.")
+            st.session_state[PLAIN_KEPT] = plain
+            if plain:
+                edited = st.text_area(rel, value=shown, height=440, key=f"src_{gen}_{choice}",
+                                      help="Press Ctrl+Enter (or click outside) to lint.")
+            else:
+                st.caption(f"`{rel}` · Ctrl+Enter (or **Apply**) lints; errors and warnings are marked in the "
+                           "margin at their line (hover for the message).")
+                marks = st.session_state.get(f"marks_{rel}", [])
+                edited = st_ace(value=shown, language="json" if choice.endswith(".json") else "yaml",
+                                theme="chrome", min_lines=24, max_lines=40, wrap=True, font_size=13,
+                                annotations=marks, key=f"ace_{gen}_{choice}")
             pg.keep_draft(rel, edited)  # kept until saved or discarded: tabs, pages and reloads lose nothing
             check = pg.check_sop(choice, edited)
+            marks = widgets.annotations([p for p in check.problems if p.file == rel])
+            if not plain and marks != st.session_state.get(f"marks_{rel}", []):
+                st.session_state[f"marks_{rel}"] = marks  # the editor shows them from the next run
+                st.rerun()
             dirty = edited != source
             c1, c2 = st.columns([1, 2])
             if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):

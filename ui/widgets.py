@@ -26,6 +26,12 @@ def problems(found: list[Problem], *, ok_text: str = "") -> None:
         st.success(ok_text, icon=":material/check_circle:")
 
 
+def annotations(found: list[Problem]) -> list[dict[str, Any]]:
+    """Lint problems as the code editor's margin markers (rows and columns counted from 0)."""
+    return [{"row": max(p.line - 1, 0), "column": max(p.column - 1, 0), "type": p.severity, "text": p.message}
+            for p in found if p.line]
+
+
 def mapping_problems(found: list[MappingProblem]) -> None:
     """Problems with an inventory column mapping."""
     for p in found:

@@ -133,6 +133,15 @@ def _go(page: Page, title: str) -> None:
     _idle(page)
 
 
+def _plain_editor(page: Page) -> None:
+    """Switch the SOP studio to its plain text editor (a text area Playwright fills in one step)."""
+    toggle = page.get_by_role("switch", name="Plain text editor")
+    if not toggle.is_checked():
+        page.get_by_text("Plain text editor").click()
+        _idle(page)
+    expect(toggle).to_be_checked()
+
+
 def _upload(page: Page, path: Path) -> None:
     """Give the page's first file uploader a file, once the uploader is ready to take it (setting the input
     while the page is still drawing it can be lost), and wait until the app has it."""
@@ -153,7 +162,10 @@ def test_t1_typed_into_the_chat(page: Page) -> None:
     assert "budget" in _say(page, "Recommend a gaming mouse.").lower()
     reply = _say(page, "1500")
     assert "฿" in reply and "choose one" in reply.lower()
+    expect(page.locator(".st-key-flow_graph")).to_contain_text("ask user to choose one of the recommended items")
+    page.get_by_text("Engine view: goal, slots, stack").click()
     expect(page.locator("p", has_text="Active goal").locator("code", has_text="sales.recommend_item")).to_be_visible()
+    page.get_by_text("Engine view: goal, slots, stack").click()  # closed again for the screenshot
     page.get_by_text("Trace of turn 2").click()
     expect(page.get_by_text("Tool calls", exact=True)).to_be_visible()
     expect(page.locator("code", has_text="inventory.query").last).to_be_visible()
@@ -166,6 +178,7 @@ def test_sop_edited_saved_then_used_by_the_chat(page: Page, server: tuple[str, P
     _go(page, "SOP studio")
     page.get_by_text("recommend_item.sop", exact=True).click()
     _idle(page)
+    _plain_editor(page)
     area = page.get_by_label("sops/recommend_item.sop", exact=True)
     source = (ws / "sops" / "recommend_item.sop").read_text()
     area.fill(source.replace("    tell user nothing matched\n", "    say goodbye politely\n"))
@@ -176,7 +189,9 @@ def test_sop_edited_saved_then_used_by_the_chat(page: Page, server: tuple[str, P
     expect(page.get_by_text("saved and in use")).to_be_visible()
     assert "say goodbye politely\n    terminate" in (ws / "sops" / "recommend_item.sop").read_text()
     _idle(page)
-    page.get_by_text("Compiles: no errors.").scroll_into_view_if_needed()
+    page.get_by_text("Plain text editor").click()  # back to the highlighting editor for the screenshot
+    expect(page.frame_locator("iframe[title*=ace]").first.locator(".ace_content")).to_contain_text("say goodbye")
+    _idle(page)
     _shot(page, "studio")
     assert "other options" in _new_chat(page, "Recommend a gaming mouse", "100")
 
@@ -271,13 +286,17 @@ def test_the_goal_panel_stays_in_view_as_the_chat_grows(page: Page) -> None:
 
 
 def test_the_app_asks_nothing_of_the_internet(browser: Browser, server: tuple[str, Path]) -> None:
-    """Offline by default: every request of the first page (icon and fonts included) goes to the app itself."""
+    """Offline by default: every request of the first page and of the studio's code editor (icon, fonts and
+    scripts included) goes to the app itself."""
     ctx = browser.new_context()
     pg = ctx.new_page()
     asked: list[str] = []
     pg.on("request", lambda r: asked.append(r.url))
     pg.goto(server[0])
     expect(pg.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    _idle(pg)
+    _go(pg, "SOP studio")  # the code editor too: its scripts, styles and fonts come with the app
+    expect(pg.frame_locator("iframe[title*=ace]").first.locator(".ace_content")).to_be_visible()
     _idle(pg)
     outside = [u for u in asked if not u.startswith((server[0].rstrip("/"), "data:", "blob:"))]
     ctx.close()
@@ -305,6 +324,7 @@ def test_an_sop_edit_survives_a_gar_save_and_a_page_switch(page: Page, server: t
     _go(page, "SOP studio")
     page.get_by_text("recommend_item.sop", exact=True).click()
     _idle(page)
+    _plain_editor(page)
     area = page.get_by_label("sops/recommend_item.sop", exact=True)
     source = (ws / "sops" / "recommend_item.sop").read_text()
     edited = source.replace("title: Find a product\n", "title: Find a product for you\n")
@@ -357,6 +377,7 @@ def test_a_chat_saved_as_a_test_runs_green_and_a_breaking_save_shows_the_break(
     _go(page, "SOP studio")
     page.get_by_text("recommend_item.sop", exact=True).click()
     _idle(page)
+    _plain_editor(page)
     before = snapshot(ws)
     area = page.get_by_label("sops/recommend_item.sop", exact=True)
     area.fill(area.input_value().replace("---\nask user for", "---\nsay goodbye politely\nask user for", 1))
@@ -372,3 +393,34 @@ def test_a_chat_saved_as_a_test_runs_green_and_a_breaking_save_shows_the_break(
     page.get_by_role("button", name="Discard", exact=True).click()
     _idle(page)
     expect(page.get_by_text("Saved; the next chat turn uses this version.").first).to_be_visible()
+
+
+def test_the_highlighting_editor_marks_lint_errors_at_their_line(page: Page, server: tuple[str, Path]) -> None:
+    ws = server[1]
+    _go(page, "SOP studio")
+    page.get_by_text("troubleshoot.sop", exact=True).click()
+    _idle(page)
+    toggle = page.get_by_role("switch", name="Plain text editor")
+    if toggle.is_checked():
+        page.get_by_text("Plain text editor").click()
+        _idle(page)
+    editor = page.frame_locator("iframe[title*=ace]").first
+    expect(editor.locator(".ace_content")).to_contain_text("ask user for device model")
+    expect(editor.locator(".ace_gutter-cell.ace_error")).to_have_count(0)
+    editor.locator(".ace_content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("tell user a joke")
+    page.keyboard.press("Control+Enter")
+    _idle(page)
+    error = page.get_by_text(re.compile("unknown action 'tell user a joke'")).first
+    expect(error).to_be_visible()
+    line = re.search(r"troubleshoot\.sop:(\d+)", error.inner_text())
+    assert line is not None
+    expect(editor.locator(".ace_gutter-cell.ace_error")).to_have_count(1)  # the margin marks that line
+    expect(editor.locator(".ace_gutter-cell.ace_error")).to_have_text(line.group(1))
+    assert "tell user a joke" not in (ws / "sops" / "troubleshoot.sop").read_text()  # a draft until saved
+    _shot(page, "studio_editor")
+    page.get_by_role("button", name=re.compile("Discard draft")).click()
+    page.get_by_role("button", name="Discard", exact=True).click()
+    _idle(page)

@@ -47,6 +47,7 @@ def test_new_session_starts_an_empty_chat(at: AppTest) -> None:
 
 def test_studio_refuses_a_bad_save_then_saves_and_chat_uses_it(at: AppTest, app_ws: Path) -> None:
     at.switch_page("pages/studio.py").run()
+    at.toggle(key="studio_plain_editor").set_value(True).run()
     at.radio(key="sop_choice_0").set_value("recommend_item.sop").run()
     area = at.text_area(key="src_0_recommend_item.sop")
     before = snapshot(app_ws)
@@ -182,6 +183,7 @@ def test_a_broken_sop_on_disk_is_shown_and_can_be_fixed_from_the_studio(app_ws: 
     assert any("workspace has errors" in e.value and "troubleshoot.sop" in e.value for e in at.error)
     at.switch_page("pages/studio.py").run()
     assert "troubleshoot.sop (has errors)" in at.radio(key="sop_choice_0").options
+    at.toggle(key="studio_plain_editor").set_value(True).run()
     at.radio(key="sop_choice_0").set_value("troubleshoot.sop").run()
     at.text_area(key="src_0_troubleshoot.sop").set_value(good).run()
     at.button(key="save_sop").click().run()
@@ -273,6 +275,7 @@ def test_a_reply_links_to_its_turn_in_the_inspector(at: AppTest) -> None:
 def test_studio_quick_fix_adds_an_unknown_step_to_the_gar_and_history_shows_the_diff(at: AppTest,
                                                                                      app_ws: Path) -> None:
     at.switch_page("pages/studio.py").run()
+    at.toggle(key="studio_plain_editor").set_value(True).run()
     at.radio(key="sop_choice_0").set_value("recommend_item.sop").run()
     source = (app_ws / "sops" / "recommend_item.sop").read_text()
     edited = source.replace("ask user for budget\n", "ask user for budget\nask user for delivery city\n", 1)
