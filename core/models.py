@@ -79,6 +79,7 @@ class SessionState(BaseModel):
     # values the customer gave for another SOP's questions than the active one's ("no thanks, I need it
     # from the 3rd to the 9th" while searching): kept, by slot name, for the goal that will ask for them
     told: dict[str, Any] = Field(default_factory=dict)
+    handoff_turn: int | None = None  # the turn the customer asked for a person (the team takes it from there)
     updated_at: datetime = Field(default_factory=utcnow)
 
     @property

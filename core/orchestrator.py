@@ -39,6 +39,7 @@ from core.understanding import (
     CancelGoal,
     CorrectSlot,
     FollowUp,
+    HumanHandoff,
     GoBack,
     KnowledgeQuestion,
     Reading,
@@ -342,6 +343,13 @@ class Orchestrator:
             t.reading.add(SmallTalk(evidence=p.text, act="goodbye"))
             self._leave(t)
             return
+        person = T.asks_for_person(p.text)
+        if person and not (active is not None and self._answers_pending(active, p.text)):
+            best = p.best_intent(STRONG_INTENT)
+            if best is None or (active is not None and best[0] == active.type):  # an SOP written for it wins
+                t.reading.add(HumanHandoff(evidence=person))
+                self._hand_off(t, active)
+                return
         if active is None and T.asks_when(p.text) and self._search_follow_up(t):
             t.reading.add(FollowUp(evidence=p.text, about="search"))
             return
@@ -790,6 +798,17 @@ class Orchestrator:
         resumed = t.ops.mark_done("cancelled")
         if resumed is not None:
             self._resume(t, resumed)
+
+    def _hand_off(self, t: Turn, active: Goal | None) -> None:
+        """The customer asks for a person: the session is marked for the team, every goal is kept as it is
+        (the person picks up with what the customer said), and the customer is told so."""
+        t.state.handoff_turn = t.state.turn
+        t.trace.act = "human_handoff"
+        t.trace.decisions.append("customer asked for a person: handed over to the team"
+                                 + (f" with {active.type} open" if active is not None else ""))
+        sop = self.sops.get(active.type) if active is not None else None
+        t.messages.append(self._say(t, "handoff_with", title=sop.title.lower()) if sop is not None and sop.title
+                          else self._say(t, "handoff"))
 
     def _leave(self, t: Turn) -> None:
         """The customer says goodbye with a request still open: close it and say goodbye."""

@@ -352,6 +352,7 @@ REQUEST = re.compile(r"\b((i|we)('d|'ll| would| will)?(\s+(also|really|just|stil
                      r"search|send|order|renew|compare)\b", re.I)
 THANKS_ANYWHERE = _lex("thanks_anywhere")
 FAREWELL = _lex("farewell")
+PERSON = _lex("person")
 DECLINE_MORE = _lex("decline_more", start=True)
 UNABLE = re.compile(r"\b((don'?t|do not|doesn'?t|didn'?t|can'?t|cannot|can not|couldn'?t|could not|no longer)"
                     r"(\s+(seem to|really|quite|even|actually|exactly|currently))?\s+(know|remember|recall|"
@@ -364,6 +365,12 @@ def is_farewell(text: str) -> bool:
     """The customer closes the conversation ("No thanks, goodbye!", "that's all", "I'm good")."""
     t = LEX.segment(text.strip())
     return bool(FAREWELL.search(t)) and not t.endswith("?") and len(words(t)) <= 20
+
+
+def asks_for_person(text: str) -> str:
+    """The words asking for a person instead of the agent ("can I talk to a real person?"), else ''."""
+    found = PERSON.search(LEX.segment(text.strip()))
+    return found.group(0) if found else ""
 
 
 def declines_more(text: str) -> bool:

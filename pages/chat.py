@@ -93,6 +93,9 @@ with right, st.container(key="goal_panel"):  # stays in view while the chat scro
     st.subheader("Goal")
     if story["now"]:
         st.markdown(f"**{story['now']}**")
+    if story["handoff"]:
+        st.warning(f"The customer asked for a person at turn {story['handoff']}: the team takes it from here.",
+                   icon=":material/support_agent:")
     if story["waiting"]:
         st.caption("Waiting their turn: " + "; ".join(story["waiting"]))
     if story["finished"]:

@@ -21,7 +21,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "cancel", "cancel_tail", "greeting",
          "thanks", "thanks_anywhere", "farewell", "decline_more", "correction", "go_back", "now", "offers_more",
-         "refers_back", "value_frames", "units", "tens", "instructions", "judgement", "currency_words",
+         "refers_back", "person", "value_frames", "units", "tens", "instructions", "judgement", "currency_words",
          "shopping_requests")
 
 

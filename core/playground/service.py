@@ -287,7 +287,7 @@ class Playground:
         request ended, newest first."""
         titles = {sop.id: sop.title or sop.id for sop in self.workspace.sops}
         if state is None:
-            return {"now": "", "waiting": [], "finished": []}
+            return {"now": "", "waiting": [], "finished": [], "handoff": None}
         goal = state.active_goal
         now = ""
         if goal is not None:
@@ -304,7 +304,7 @@ class Playground:
                       reverse=True)
         finished = [{"request": titles.get(g.type, g.type), "outcome": OUTCOMES.get(g.outcome, g.outcome or "ended")}
                     for g in done]
-        return {"now": now, "waiting": waiting, "finished": finished}
+        return {"now": now, "waiting": waiting, "finished": finished, "handoff": state.handoff_turn}
 
     def flow(self, session_id: str) -> dict[str, Any] | None:
         """The SOP graph of the session's active goal (else its latest one) with the path the conversation

@@ -200,7 +200,7 @@ def test_new_workspaces_from_a_template_or_blank_lint_clean(tmp_path: Path, monk
 
 
 def test_the_goal_story_says_in_plain_words_what_is_going_on_and_how_requests_ended(pg: Playground) -> None:
-    assert pg.goal_story(None) == {"now": "", "waiting": [], "finished": []}
+    assert pg.goal_story(None) == {"now": "", "waiting": [], "finished": [], "handoff": None}
     pg.send("story", "Recommend a gaming mouse.")
     story = pg.goal_story(pg.state("story"))
     assert story["now"] == "Find a product: waiting for the budget" and story["finished"] == []

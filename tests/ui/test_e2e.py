@@ -163,14 +163,13 @@ def test_t1_typed_into_the_chat(page: Page) -> None:
     reply = _say(page, "1500")
     assert "฿" in reply and "choose one" in reply.lower()
     expect(page.locator(".st-key-flow_graph")).to_contain_text("ask user to choose one of the recommended items")
-    page.get_by_text("Engine view: goal, slots, stack").click()
-    expect(page.locator("p", has_text="Active goal").locator("code", has_text="sales.recommend_item")).to_be_visible()
-    page.get_by_text("Engine view: goal, slots, stack").click()  # closed again for the screenshot
     page.get_by_text("Trace of turn 2").click()
     expect(page.get_by_text("Tool calls", exact=True)).to_be_visible()
     expect(page.locator("code", has_text="inventory.query").last).to_be_visible()
     _idle(page)
     _shot(page, "chat")
+    page.get_by_text("Engine view: goal, slots, stack").click()
+    expect(page.locator("p", has_text="Active goal").locator("code", has_text="sales.recommend_item")).to_be_visible()
 
 
 def test_sop_edited_saved_then_used_by_the_chat(page: Page, server: tuple[str, Path]) -> None:

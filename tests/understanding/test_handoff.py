@@ -1,0 +1,95 @@
+"""Asking for a person (a plumbing-repair desk of our own): the team takes over with every goal kept; an
+answer to the pending question is still an answer; a store with an SOP written for it runs that SOP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core import build_orchestrator
+from core.orchestrator import Orchestrator
+
+STORE = """name: Drip Fix
+currency: GBP
+agents:
+  desk: {goals: "desk.*", tools: []}
+"""
+GAR = """action,action_type,user_interaction_metadata,api,params
+ask customer for the postcode,ask_user_input,a postcode,,postcode
+ask customer whether a plumber may call,ask_user_input,yes or no,,may_call
+book the visit,message_to_user,A plumber will visit {postcode}.,,
+say we will not call,message_to_user,Fine: nobody will call you.,,
+take the callback details,message_to_user,Leave your number and the time that suits you; our team calls back.,,
+"""
+REPAIR = """---
+id: desk.repair
+title: Book a repair
+triggers: [my tap is leaking, the boiler is broken, I need a plumber]
+---
+ask customer for the postcode
+ask customer whether a plumber may call
+if the customer agrees:
+    book the visit
+    terminate the flow
+else:
+    say we will not call
+    terminate the flow
+"""
+CALLBACK = """---
+id: desk.callback
+title: Arrange a call from the team
+triggers: [I want to talk to someone on the phone, can a person call me back]
+---
+take the callback details
+terminate the flow
+"""
+
+
+def _desk(root: Path, *, callback: bool) -> Path:
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text(STORE)
+    (root / "gar.csv").write_text(GAR)
+    (root / "sops" / "repair.sop").write_text(REPAIR)
+    if callback:
+        (root / "sops" / "callback.sop").write_text(CALLBACK)
+    return root
+
+
+@pytest.fixture()
+def desk(tmp_path: Path) -> Orchestrator:
+    return build_orchestrator(_desk(tmp_path / "ws", callback=False), state_url=f"sqlite:///{tmp_path}/s.sqlite")
+
+
+def test_asking_for_a_person_hands_over_and_keeps_the_request(desk: Orchestrator) -> None:
+    desk.handle_message("s", "my tap is leaking")
+    reply = desk.handle_message("s", "this is taking ages, let me speak to a human please")
+    state = desk.load_state("s")
+    trace = desk.last_trace("s") or {}
+    assert "member of our team" in reply and "book a repair" in reply
+    assert state is not None and state.handoff_turn == 2
+    assert state.active_goal is not None and state.active_goal.missing == ["postcode"]
+    assert trace["act"] == "human_handoff" and trace["reading"]["commands"][0]["command"] == "human_handoff"
+    assert "A plumber will visit" not in desk.handle_message("s", "SW1A 1AA")  # the flow goes on when they write
+
+
+def test_a_yes_to_the_pending_question_stays_an_answer(desk: Orchestrator) -> None:
+    desk.handle_message("s", "I need a plumber")
+    desk.handle_message("s", "SW1A 1AA")
+    reply = desk.handle_message("s", "yes, put me through to a person")  # "may a plumber call?" - yes
+    state = desk.load_state("s")
+    assert state is not None and state.handoff_turn is None
+    assert "A plumber will visit SW1A 1AA" in reply
+
+
+def test_a_thai_customer_is_answered_in_thai(desk: Orchestrator) -> None:
+    reply = desk.handle_message("t", "ขอคุยกับเจ้าหน้าที่ครับ")
+    state = desk.load_state("t")
+    assert "เจ้าหน้าที่" in reply and state is not None and state.handoff_turn == 1
+
+
+def test_a_store_with_an_sop_for_it_runs_that_sop(tmp_path: Path) -> None:
+    orch = build_orchestrator(_desk(tmp_path / "ws", callback=True), state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    reply = orch.handle_message("s", "I want to talk to someone on the phone")
+    state = orch.load_state("s")
+    assert "our team calls back" in reply and state is not None and state.handoff_turn is None
