@@ -126,9 +126,9 @@ class SpecialistAgent:
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
         values = _own_mentions(values, types, sop, text)
-        for name, val in proposed_values(self.env.brain, node, text).items():  # an LLM brain's checked reading
+        for name, val in proposed_values(self.env.brain, node, text).items():  # a model's checked reading wins
             st = types.get(name)
-            if name not in values and st is not None and not (typed_only and st.kind == "text") \
+            if st is not None and not (typed_only and st.kind == "text") \
                     and (validate(st, val) or (st.kind in ("boolean", "choice") and val is False)):
                 values[name] = val
         return values

@@ -37,6 +37,7 @@ from core.replies import say
 from core.understanding import (
     Answer,
     CancelGoal,
+    Command,
     CorrectSlot,
     FollowUp,
     HumanHandoff,
@@ -328,9 +329,12 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ routing
     def _route(self, t: Turn) -> None:
-        """Act on the message by precedence (ARCHITECTURE.md §3a); each branch records the command it read."""
+        """Act on the message by precedence (ARCHITECTURE.md §3a); each branch records the command it read.
+        A model's checked reading is acted on as it is (:meth:`_follow`)."""
         p = t.perception
         active = t.state.active_goal
+        if p.commands and self._follow(t, p.commands):
+            return
         if p.cancel and active is not None:
             cancel = CancelGoal(evidence=T.cancel_phrase(p.text) or p.text, goal=active.type)
             if self._answers_pending(active, p.text):  # "Yes, please cancel it" to "Shall I cancel it?"
@@ -366,6 +370,144 @@ class Orchestrator:
             self._continue(t, active)
             return
         self._no_goal(t)
+
+    # ------------------------------------------------------------------ a model's commands
+    def _follow(self, t: Turn, commands: list[Command]) -> bool:
+        """Act on the commands a model read (each already checked against the SOPs, the GAR's slots and
+        the tools) by the same precedence as the rules, without reading the message again: a command
+        the context rules out is dropped with the reason; an answer to the pending question comes
+        first; a cancel, a go-back or a hand-off that comes with an answer is dropped. False when
+        nothing was left to act on (the rules read the message then)."""
+        t.reading.reader = "model"
+        active = t.state.active_goal
+        kept = [c for c in commands if not self._refuse(t, c, active, commands)]
+        first = next((c for c in kept if isinstance(c, CancelGoal | HumanHandoff)), None)
+        if first is not None:
+            t.reading.add(first)
+            if isinstance(first, CancelGoal) and active is not None:
+                self._cancel(t, active)
+            else:
+                self._hand_off(t, active)
+            return True
+        if active is not None and any(isinstance(c, SmallTalk) and c.act == "goodbye" for c in kept) \
+                and not any(isinstance(c, Answer) for c in kept):
+            t.reading.add(next(c for c in kept if isinstance(c, SmallTalk)))
+            self._leave(t)
+            return True
+        moved = self._take_values(t, active, kept) if active is not None else None
+        start = next((c for c in kept if isinstance(c, StartGoal)), None)
+        if start is not None:
+            t.reading.add(start)
+            given: dict[str, Any] = {}
+            for c in kept:
+                if isinstance(c, SetSlots) and c.sop == start.sop:
+                    given.update(c.values)
+                    t.reading.add(c)
+            self._start_or_resume(t, self.sops[start.sop], t.state.active_goal, given=given)
+            return True
+        if moved is not None:
+            return moved
+        return self._follow_rest(t, active, kept)
+
+    def _refuse(self, t: Turn, c: Command, active: Goal | None, commands: list[Command]) -> bool:
+        """Whether the context rules a model's command out; if so it is dropped, with the reason."""
+        answers = any(isinstance(o, Answer) for o in commands)
+        reason = ""
+        if isinstance(c, Answer | CorrectSlot | SetSlots | GoBack | Skip | CancelGoal) and active is None:
+            reason = "no request is running"
+        elif isinstance(c, CancelGoal | GoBack | HumanHandoff | Skip) and answers:
+            reason = "the message answers the pending question"
+        elif isinstance(c, GoBack) and any(isinstance(o, CorrectSlot) for o in commands):
+            reason = "the message gives the new value"
+        elif isinstance(c, StartGoal) and active is not None and c.sop == active.type:
+            reason = "that request is the one running"
+        elif isinstance(c, StartGoal) and self._sop_agent(c.sop) is None:
+            reason = "no agent runs that SOP"
+        elif isinstance(c, SmallTalk | Unclear) and any(not isinstance(o, SmallTalk | Unclear) for o in commands):
+            reason = "the message also does something else"
+        if reason:
+            t.reading.drop(c, reason)
+        return bool(reason)
+
+    def _take_values(self, t: Turn, goal: Goal, kept: list[Command]) -> bool | None:
+        """The values a model read for the running goal: corrections keep the place in the flow, values
+        for later questions wait for them, an answer moves the flow on. True when the goal ran (or was
+        asked again), None when the commands held no value for it."""
+        sop, agent = self.sops.get(goal.type), self._agent(goal)
+        if sop is None or agent is None:
+            return None
+        changed: list[str] = []
+        for c in kept:
+            if isinstance(c, CorrectSlot):
+                changed += agent.apply_correction(goal, sop, {c.slot: c.value})
+                t.reading.add(c)
+            elif isinstance(c, SetSlots) and c.sop in ("", goal.type):
+                new = {k: v for k, v in c.values.items() if goal.slots.get(k) in (None, "")}
+                goal.slots.update(new)
+                changed += list(new)
+                t.reading.add(c)
+        if changed:
+            t.trace.decisions.append(f"values from the model's reading: {', '.join(changed)}")
+        starts = any(isinstance(c, StartGoal) for c in kept)
+        answer = next((c for c in kept if isinstance(c, Answer)), None)
+        if answer is not None and goal.pending:
+            if agent.accept_answer(goal, sop, t.perception.text, t.state.turn) is False:
+                t.reading.drop(answer, "its values do not complete the pending question")
+                if not starts:
+                    self._invalid(t, goal, sop)
+                    return True
+            else:
+                t.reading.add(answer)
+        elif not changed:
+            return None
+        if not starts:
+            self._run_active(t)
+        return True
+
+    def _follow_rest(self, t: Turn, active: Goal | None, kept: list[Command]) -> bool:
+        """A go-back, a skip, a side question, a follow-up or small talk, read by a model."""
+        c = kept[0] if kept else None
+        sop = self.sops.get(active.type) if active is not None else None
+        agent = self._agent(active) if active is not None else None
+        if c is None:
+            t.trace.decisions.append("every command the model read was dropped: the rules read the message")
+            t.reading.reader = "rules"
+            return False
+        if active is not None and sop is not None and agent is not None and isinstance(c, GoBack | Skip):
+            t.reading.add(c)
+            if isinstance(c, GoBack):
+                target = agent.go_back(active, sop, t.perception.text, t.state.turn)
+                if target is not None:
+                    t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
+                    t.messages.append(self._say(t, "go_back"))
+                    self._run_active(t)
+                else:
+                    self._reprompt(t, active)
+            elif agent.skip_unanswerable(active, sop, t.perception.text, t.state.turn):
+                t.trace.decisions.append("customer cannot answer the pending question: taking the SOP's way for that")
+                self._run_active(t)
+            else:
+                self._invalid(t, active, sop)
+            return True
+        if isinstance(c, KnowledgeQuestion | FollowUp) and active is not None and sop is not None and active.pending:
+            self._doubt(t, active, sop)  # records the command it answers
+            return True
+        if isinstance(c, KnowledgeQuestion) and self.gateway.tools.get(KB_TOOL) is not None:
+            t.reading.add(c)
+            t.trace.act = "kb_answer"
+            self._kb_answer(t, self._doubt_query(t, active), "orchestrator")
+            return True
+        if isinstance(c, FollowUp) and active is None and (self._search_follow_up(t) or self._reopen(t)):
+            t.reading.add(c)
+            return True
+        t.reading.add(c)
+        if active is not None and sop is not None and active.pending:
+            self._invalid(t, active, sop)  # small talk while a question waits: answered, and asked again
+        elif active is not None:
+            self._run_active(t)
+        else:
+            self._no_goal(t)
+        return True
 
     def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
         if _only_social(t):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
@@ -523,12 +665,14 @@ class Orchestrator:
         near_named = named & set(kin)
         return near_named if len(named) > 1 and near_named else named
 
-    def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None) -> None:
+    def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None, given: dict[str, Any] | None = None) -> None:
+        """Start ``sop`` (or bring its waiting goal forward). ``given``: the values a model read for it (the
+        rules read them from the message otherwise)."""
         waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
         if waiting is not None:
             t.ops.bring_forward(waiting)
             t.trace.decisions.append(f"customer returned to {sop.id}")
-            self._volunteered(t, waiting, sop, opening=False)
+            self._volunteered(t, waiting, sop, opening=False, given=given)
             if waiting.pending:
                 t.trace.act = "reprompt"
                 self._reprompt(t, waiting)
@@ -536,8 +680,9 @@ class Orchestrator:
                 self._run_active(t)
             return
         goal = self._fresh_goal(t, sop)
-        self._volunteered(t, goal, sop, opening=True)
-        self._referred_result(t, goal, sop, active)
+        self._volunteered(t, goal, sop, opening=True, given=given)
+        if given is None:
+            self._referred_result(t, goal, sop, active)
         t.trace.decisions.append(f"new goal {sop.id} (priority {sop.priority})")
         if active is None:
             t.ops.activate(goal)
@@ -678,7 +823,11 @@ class Orchestrator:
                                        words=value_words(t.perception.text, kept)))
                 t.trace.decisions.append(f"kept for {sop.id}: {', '.join(sorted(kept))}")
 
-    def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool) -> None:
+    def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool, given: dict[str, Any] | None = None) -> None:
+        """The values the message gives for ``goal``: read by the rules, or ``given`` by a model's reading."""
+        if given is not None:
+            goal.slots.update(given)
+            return
         agent = self._agent(goal)
         if agent is None:
             return

@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from core.models import SessionState, Trace
 from core.sop.graph import Node, Sop
+from core.understanding.commands import Command
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Perception:
     go_back: bool = False
     embedded: bool = False
     search_query: str = ""  # a knowledge-base query for a question, when a brain wrote one
+    commands: list[Command] = field(default_factory=list)  # a model's checked reading: the engine acts on it
     brain: dict[str, Any] = field(default_factory=dict)  # how an LLM brain read the message (for the trace)
 
     def best_intent(self, threshold: float) -> tuple[str, float] | None:
@@ -48,6 +50,8 @@ class Perception:
                "correction": self.correction, "go_back": self.go_back, "embedded": self.embedded}
         if self.search_query:
             out["search_query"] = self.search_query
+        if self.commands:
+            out["commands"] = [c.as_dict() for c in self.commands]
         if self.brain:
             out["brain"] = self.brain
         return out

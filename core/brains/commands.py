@@ -1,12 +1,16 @@
 """The model proposes, the code decides: what a model may answer, and the checks its answer must pass.
 
 Three wire schemas (pydantic models sent as ``response_format``): ``Reading`` (one customer message),
-``BranchPick`` (one decision of the SOP) and ``Wording`` (the reply in the customer's language). A
-parsed answer becomes typed commands (``StartFlow``, ``SetSlot``, ``SearchKnowledge``, ``Dialogue``,
-``ChooseBranch``, ``Say``) only after it passed the checks against the compiled SOP, the GAR's slot
-definitions and the tools the workspace has. A failed check raises ``InvalidProposal`` with a message
-the model gets once to correct itself; a model that says it cannot tell raises ``Abstain``. Either
-way the rule brain decides.
+``BranchPick`` (one decision of the SOP) and ``Wording`` (the reply in the customer's language).
+
+A reading is a list of commands of the same kinds the rule reader produces (``core.understanding``:
+start_goal, answer, set_slots, correct_slot, go_back, skip, cancel_goal, knowledge_question, follow_up,
+small_talk, human_handoff, unclear); each wire command becomes exactly one of those typed commands,
+nothing is flattened, after it passed the checks against the compiled SOPs, the GAR's slot definitions
+and the tools the workspace has. A failed check raises ``InvalidProposal`` with a message the model gets
+once to correct itself; a reading that is only "unclear" raises ``Abstain``. Either way the rule reader
+decides. Which checked command the engine acts on, and which it drops (with the reason), is the
+orchestrator's command processor's business (precedence, docs/turn.md).
 """
 
 from __future__ import annotations
@@ -21,10 +25,28 @@ from core import text as T
 from core.brains.cleaning import clean_reply, normalise_code
 from core.slots import DECLINE, SlotType, extract, resolve_reference, validate
 from core.sop.graph import Node
+from core.understanding.commands import (
+    Answer,
+    CancelGoal,
+    Command,
+    CorrectSlot,
+    FollowUp,
+    GoBack,
+    HumanHandoff,
+    KnowledgeQuestion,
+    SetSlots,
+    Skip,
+    SmallTalk,
+    StartGoal,
+    Unclear,
+    value_words,
+)
 
 # ---------------------------------------------------------------------------- wire schemas
 
-Act = Literal["answer", "new_request", "question", "go_back", "cancel", "greeting", "thanks", "other", "unclear"]
+Kind = Literal["start_goal", "answer", "set_slots", "correct_slot", "go_back", "skip", "cancel_goal",
+               "knowledge_question", "follow_up", "small_talk", "human_handoff", "unclear"]
+Social = Literal["greeting", "thanks", "goodbye", "frustration", "other"]
 
 
 def _bare(schema: dict[str, Any]) -> None:
@@ -41,19 +63,26 @@ class _Wire(BaseModel):
 
 
 class SlotValue(_Wire):
-    """One value the message gives for a slot the pending question fills."""
+    """One value the message gives for a slot."""
 
     name: str
     value: str
 
 
-class Reading(_Wire):
-    """How a customer message reads against the running SOP."""
+class WireCommand(_Wire):
+    """One thing the message does, as the model reads it."""
 
-    act: Act
-    sop: str | None
-    slots: list[SlotValue]
-    search_query: str | None
+    command: Kind
+    sop: str | None  # start_goal: the SOP asked for
+    slots: list[SlotValue]  # answer, set_slots, correct_slot
+    query: str | None  # knowledge_question: a short search query
+    act: Social | None  # small_talk
+
+
+class Reading(_Wire):
+    """How a customer message reads against the running SOP: its commands, in the order said."""
+
+    commands: list[WireCommand]
     language: str | None
 
 
@@ -81,63 +110,22 @@ class Abstain(Exception):  # noqa: N818 - a control-flow signal
 
 
 @dataclass(frozen=True)
-class Command:
-    """A checked instruction from a model's answer (for the trace)."""
-
-    kind: ClassVar[str] = "command"
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form for the trace."""
-        return {"command": self.kind, **{k: v for k, v in self.__dict__.items()}}
-
-
-@dataclass(frozen=True)
-class StartFlow(Command):
-    """Start (or return to) an SOP."""
-
-    kind: ClassVar[str] = "start_flow"
-    sop: str
-
-
-@dataclass(frozen=True)
-class SetSlot(Command):
-    """A value for a slot of the pending question."""
-
-    kind: ClassVar[str] = "set_slot"
-    name: str
-    value: Any
-
-
-@dataclass(frozen=True)
-class SearchKnowledge(Command):
-    """A tool request: search the knowledge base for the customer's question."""
-
-    kind: ClassVar[str] = "search_knowledge"
-    tool: str
-    query: str
-
-
-@dataclass(frozen=True)
-class Dialogue(Command):
-    """What the message does in the dialogue (answer, question, go_back, cancel, greeting, thanks, other)."""
-
-    kind: ClassVar[str] = "dialogue"
-    act: str
-
-
-@dataclass(frozen=True)
-class ChooseBranch(Command):
-    """The next step after a decision."""
+class ChooseBranch:
+    """A checked branch pick: the next step after a decision."""
 
     kind: ClassVar[str] = "choose_branch"
     node: str
     target: str
     condition: str | None
 
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form for the trace."""
+        return {"command": self.kind, "node": self.node, "target": self.target, "condition": self.condition}
+
 
 @dataclass(frozen=True)
-class Say(Command):
-    """A message to the customer (checked against the tool results by the grounding guard)."""
+class Say:
+    """A checked wording (checked against the tool results by the grounding guard afterwards)."""
 
     kind: ClassVar[str] = "say"
     text: str
@@ -148,6 +136,7 @@ class Say(Command):
 KB_TOOL = "knowledge_base.search"
 COPIED_KINDS = {"id", "email", "digits", "phone"}  # values that must appear in the customer's words
 NUMERIC_KINDS = {"money", "number"}
+MAX_QUERY_CHARS = 300
 
 
 @dataclass
@@ -157,75 +146,138 @@ class ReadingScope:
     text: str
     sop_ids: list[str]
     pending: Node | None = None
-    slot_types: dict[str, SlotType] = field(default_factory=dict)
+    slot_types: dict[str, SlotType] = field(default_factory=dict)  # the running SOP's slots
     candidates: list[dict[str, Any]] = field(default_factory=list)
     tools: frozenset[str] = frozenset()
+    running: str | None = None  # the running SOP's id
+    filled: frozenset[str] = frozenset()  # slots of the running goal that hold a value
+    all_types: dict[str, dict[str, SlotType]] = field(default_factory=dict)  # every SOP's slots
 
 
 @dataclass
 class ReadingResult:
-    """A checked reading: the dialogue act, the commands, and the language."""
+    """A checked reading: typed commands (``core.understanding.commands``) and the language."""
 
-    act: str
     commands: list[Command]
     language: str | None
 
     @property
+    def act(self) -> str:
+        """The kinds read, for the trace ("answer+start_goal")."""
+        return "+".join(dict.fromkeys(c.kind for c in self.commands)) or "unclear"
+
+    @property
     def slots(self) -> dict[str, Any]:
-        return {c.name: c.value for c in self.commands if isinstance(c, SetSlot)}
+        """The values that answer the pending question."""
+        return {k: v for c in self.commands if isinstance(c, Answer) for k, v in dict(c.value or {}).items()}
 
     @property
     def start(self) -> str | None:
-        return next((c.sop for c in self.commands if isinstance(c, StartFlow)), None)
+        return next((c.sop for c in self.commands if isinstance(c, StartGoal)), None)
 
     @property
     def search_query(self) -> str:
-        return next((c.query for c in self.commands if isinstance(c, SearchKnowledge)), "")
+        return next((c.query for c in self.commands if isinstance(c, KnowledgeQuestion)), "")
 
 
 def check_reading(reading: Reading, scope: ReadingScope) -> ReadingResult:
-    """The commands a reading stands for, after every check.
+    """The typed commands a reading stands for, after every check.
 
     Raises:
-        Abstain: the model could not tell.
-        InvalidProposal: an unknown SOP, a slot the pending question does not fill, a value of the
-            wrong form or one the customer never wrote, an answer when nothing is pending.
+        Abstain: the model could not tell (nothing but "unclear").
+        InvalidProposal: an unknown SOP, a slot the command may not set, a value of the wrong form or one
+            the customer never wrote, an answer when nothing is pending, a cancel or correction with no
+            request running, a query too long.
     """
-    if reading.act == "unclear":
+    wanted = [c for c in reading.commands if c.command != "unclear"]
+    if not wanted:
         raise Abstain()
-    commands: list[Command] = [Dialogue(reading.act)]
-    if reading.act == "new_request":
-        if not reading.sop or reading.sop not in scope.sop_ids:
+    starts = [c.sop for c in wanted if c.command == "start_goal"]
+    if len(starts) > 1:
+        raise InvalidProposal("start at most one SOP per message (the first the customer wants)")
+    commands = [_check_command(c, scope, starts[0] if starts else None) for c in wanted]
+    return ReadingResult(commands, normalise_code(reading.language))
+
+
+def _check_command(c: WireCommand, scope: ReadingScope, started: str | None) -> Command:
+    text = scope.text
+    if c.command == "set_slots" and c.sop and c.sop != scope.running:
+        return _values_for_started(c, scope, started)
+    if c.slots and c.command not in ("answer", "set_slots", "correct_slot"):
+        raise InvalidProposal(f"slots belong to answer, set_slots or correct_slot, not to {c.command!r}")
+    if c.command == "start_goal":
+        if not c.sop or c.sop not in scope.sop_ids:
             known = ", ".join(scope.sop_ids) or "(none)"
-            raise InvalidProposal(f"sop {reading.sop!r} is not one of the SOPs: {known}")
-        commands.append(StartFlow(reading.sop))
-    if reading.slots:
-        if reading.act != "answer":
-            raise InvalidProposal(f"slots belong to an answer, not to act {reading.act!r}")
-        commands += _check_slots(reading.slots, scope)
-    elif reading.act == "answer" and (scope.pending is None or not scope.pending.fills):
-        raise InvalidProposal("no question is pending, so the message cannot be an answer; use new_request, "
-                              "question, greeting, thanks or other")
-    if reading.act == "question" and reading.search_query and reading.search_query.strip():
-        query = " ".join(reading.search_query.split())
-        if len(query) > 300:
-            raise InvalidProposal("search_query is longer than 300 characters; write a short search query")
-        if KB_TOOL in scope.tools:
-            commands.append(SearchKnowledge(KB_TOOL, query))
-    return ReadingResult(reading.act, commands, normalise_code(reading.language))
+            raise InvalidProposal(f"sop {c.sop!r} is not one of the SOPs: {known}")
+        return StartGoal(evidence=text, sop=c.sop, score=1.0)
+    if c.command == "answer":
+        node = scope.pending
+        if node is None or not node.fills:
+            raise InvalidProposal("no question is pending, so the message cannot be an answer; use start_goal, "
+                                  "knowledge_question, small_talk or another command")
+        values = _check_slots(c.slots, scope, {p.name for p in node.fills}, "the pending question fills")
+        return Answer(evidence=text, question=node.label, value=values)
+    if c.command in ("set_slots", "correct_slot"):
+        if scope.running is None:
+            raise InvalidProposal(f"no SOP is running, so {c.command} has no slot to set; use start_goal")
+        own = set(scope.slot_types)
+        if c.command == "correct_slot":
+            allowed, what = own & scope.filled, "slots with a value to correct"
+        else:
+            pending = {p.name for p in scope.pending.fills} if scope.pending is not None else set()
+            allowed, what = own - pending, "slots of later questions (the pending one takes answer)"
+        if not c.slots:
+            raise InvalidProposal(f"{c.command} needs at least one slot")
+        values = _check_slots(c.slots, scope, allowed, what)
+        if c.command == "correct_slot":
+            [(name, value)] = list(values.items())[:1]
+            return CorrectSlot(evidence=text, slot=name, value=value)
+        return SetSlots(evidence=text, values=values, words=value_words(text, values))
+    if c.command in ("go_back", "skip", "cancel_goal") and scope.running is None:
+        raise InvalidProposal(f"no SOP is running, so there is nothing to {c.command.replace('_goal', '')}")
+    if c.command == "go_back":
+        return GoBack(evidence=text)
+    if c.command == "skip":
+        if scope.pending is None:
+            raise InvalidProposal("no question is pending, so there is nothing to skip")
+        return Skip(evidence=text, question=scope.pending.label)
+    if c.command == "cancel_goal":
+        return CancelGoal(evidence=text, goal=scope.running or "")
+    if c.command == "knowledge_question":
+        query = " ".join((c.query or text).split())
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidProposal(f"query is longer than {MAX_QUERY_CHARS} characters; write a short search query")
+        return KnowledgeQuestion(evidence=text, query=query if KB_TOOL in scope.tools else "")
+    if c.command == "follow_up":
+        return FollowUp(evidence=text, about="items" if scope.candidates else "reopen")
+    if c.command == "small_talk":
+        return SmallTalk(evidence=text, act=c.act or "other")
+    if c.command == "human_handoff":
+        return HumanHandoff(evidence=text)
+    return Unclear(evidence=text, why="the model could not tell")
 
 
-def _check_slots(values: list[SlotValue], scope: ReadingScope) -> list[Command]:
-    node = scope.pending
-    fills = [p.name for p in node.fills] if node is not None else []
-    out: list[Command] = []
+def _values_for_started(c: WireCommand, scope: ReadingScope, started: str | None) -> SetSlots:
+    """Values the message gives for the SOP it starts ("a refund for order NW-10483")."""
+    if c.sop != started:
+        raise InvalidProposal(f"set_slots for {c.sop!r}: values go to the running SOP (sop null) or to the SOP "
+                              f"this message starts ({started or 'none'})")
+    types = scope.all_types.get(c.sop, {})
+    values = _check_slots(c.slots, scope, set(types), f"the slots of {c.sop}", types)
+    return SetSlots(evidence=scope.text, values=values, words=value_words(scope.text, values), sop=c.sop)
+
+
+def _check_slots(values: list[SlotValue], scope: ReadingScope, allowed: set[str], what: str,
+                 types: dict[str, SlotType] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    node = scope.pending if types is None else None
     for sv in values:
-        if sv.name not in fills:
-            allowed = ", ".join(fills) or "nothing (no question is pending)"
-            raise InvalidProposal(f"slot {sv.name!r} is not asked for now; the pending question fills: {allowed}")
-        st = scope.slot_types.get(sv.name) or SlotType(sv.name, "text")
-        out.append(SetSlot(sv.name, check_value(st, sv.value, scope.text, scope.candidates,
-                                                node.expects if node is not None else "")))
+        if sv.name not in allowed:
+            listed = ", ".join(sorted(allowed)) or "nothing"
+            raise InvalidProposal(f"slot {sv.name!r} cannot be set here; {what}: {listed}")
+        st = (scope.slot_types if types is None else types).get(sv.name) or SlotType(sv.name, "text")
+        expects = node.expects if node is not None and any(p.name == sv.name for p in node.fills) else ""
+        out[sv.name] = check_value(st, sv.value, scope.text, scope.candidates, expects)
     return out
 
 

@@ -52,12 +52,14 @@ from core.brains.prompts import (
     TurnView,
     branch_messages,
     estimate_tokens,
+    filled_slots,
     full_sop_messages,
     reading_messages,
     short,
     wording_messages,
 )
 from core.brains.rule import RuleBrain
+from core.understanding.commands import SmallTalk
 from core.domain.commerce import offered
 from core.errors import LLMUnavailableError
 from core.slots import SlotType
@@ -152,7 +154,9 @@ class LLMBrain:
                 return p
         scope = ReadingScope(text, self.startable, view.pending,
                              self.slot_types.get(view.sop.id, {}) if view.sop else {},
-                             offered(view.goal), self.tools)
+                             offered(view.goal), self.tools, running=view.sop.id if view.sop else None,
+                             filled=frozenset(filled_slots(view.goal)) if view.goal else frozenset(),
+                             all_types=self.slot_types)
         result = self._ask("perceive", reading_messages(view), Reading, lambda r: check_reading(r, scope))
         if result is None:
             p.brain["llm"] = "fallback: rule"
@@ -316,17 +320,18 @@ class LLMBrain:
 
 
 def _merge(p: Perception, result: ReadingResult) -> Perception:
-    """The perception a checked reading stands for (the rules' embedding scores kept for the trace)."""
-    q = Perception(text=p.text, embedded=p.embedded, correction=p.correction, brain=p.brain)
-    if result.act == "new_request" and result.start:
-        q.intents = [(result.start, 1.0)] + [(s, min(v, 0.5)) for s, v in p.intents if s != result.start]
-    q.question = result.act == "question"
-    q.search_query = result.search_query
-    q.go_back = result.act == "go_back"
-    q.cancel = result.act == "cancel"
-    q.greeting = result.act == "greeting"
-    q.thanks = result.act == "thanks"
-    return q
+    """The perception of a checked reading: the model's commands, which the orchestrator acts on as they
+    are (the rules' intent scores kept for the trace, the dialogue flags mirroring the commands for the
+    wording of replies)."""
+    kinds = {c.kind for c in result.commands}
+    acts = {c.act for c in result.commands if isinstance(c, SmallTalk)}
+    start = result.start
+    intents = [(start, 1.0)] + [(s, min(v, 0.5)) for s, v in p.intents if s != start] if start else p.intents
+    return Perception(text=p.text, intents=intents, embedded=p.embedded, brain=p.brain,
+                      question="knowledge_question" in kinds, cancel="cancel_goal" in kinds,
+                      go_back="go_back" in kinds, correction="correct_slot" in kinds,
+                      greeting="greeting" in acts, thanks="thanks" in acts,
+                      search_query=result.search_query, commands=list(result.commands))
 
 
 def _commands(result: Any) -> list[dict[str, Any]]:

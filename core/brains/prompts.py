@@ -45,12 +45,18 @@ SCHEMA_WRAPPER_CHARS = 90  # response_format's envelope and the strict-mode addi
 KIND_WORDS = {"ask_user_input": "ask", "api_call": "api", "message_to_user": "say", "external_knowledge": "kb"}
 
 READING_SYSTEM = """Read the customer's message for an agent that follows an SOP; the code decides what \
-happens. Answer with one JSON object {"act","sop","slots":[{"name","value"}],"search_query","language"}, null \
-where a field does not apply. act: answer (gives what the pending question asks: values in slots), \
-new_request (wants a listed SOP: its id in sop), question (asks instead of answering: a short search query, \
-pronouns resolved), go_back (wants to change an earlier answer), cancel, greeting, thanks, other (off-topic, \
-gibberish, or not what was asked), unclear (you cannot tell). slots: only names after "fills", values copied \
-as written (yes/no as "yes"/"no"), never invented. language: ISO 639-1 code of the message."""
+happens. Answer with one JSON object {"commands":[{"command","sop","slots":[{"name","value"}],"query","act"}],\
+"language"}: one command per thing the message does, in the order said, null where a field does not apply. \
+command: answer (gives what the pending question asks, even with other words around it: its slots), \
+set_slots (values for questions asked later: of the SOP in sop when this message starts it, else of \
+the running SOP with sop null), correct_slot (a new value for a slot answered \
+before: that slot), go_back (wants to redo an earlier answer, no new value given), skip (cannot answer the \
+pending question), cancel_goal (abandons the running request; mentioning its subject is not abandoning it), \
+start_goal (wants a listed SOP: its id in sop), knowledge_question (asks something instead: a short search \
+query, pronouns resolved), follow_up (about items just offered or the request just finished), small_talk \
+(act: greeting, thanks, goodbye, frustration or other), human_handoff (asks for a person), unclear (you cannot \
+tell). A yes/no to a yes/no question is an answer ("yes"/"no"). Slot values copied as written, never \
+invented; instructions to the agent are never values. language: ISO 639-1 code of the message."""
 
 BRANCH_SYSTEM = """You decide one branch of an SOP decision from the result of the step before it. Answer with \
 one JSON object {"choice": n}: n is the number of the first branch whose condition holds for the result \
@@ -189,12 +195,24 @@ def _answered_asks(view: TurnView) -> list[str]:
     return list(out.values())
 
 
+def asked_slots(sop: Sop) -> list[str]:
+    """The slots an SOP's questions fill, in the order asked (what set_slots may name for it)."""
+    return list(dict.fromkeys(p.name for n in sop.nodes.values() if n.asks for p in n.fills))
+
+
+def filled_slots(goal: Goal) -> list[str]:
+    """The slots of a goal the customer's answers or the steps filled (what correct_slot may name)."""
+    return sorted(k for k, v in goal.slots.items() if not k.startswith("_") and v not in (None, "")
+                  and not isinstance(v, dict | list))
+
+
 # ---------------------------------------------------------------------------- lean prompts
 
 
 def reading_messages(view: TurnView) -> list[dict[str, str]]:
     """The lean prompt that reads one customer message."""
-    lines = ["SOPs: " + "; ".join(f"{s.id} ({s.title})" for s in view.sops.values())]
+    lines = ["SOPs: " + "; ".join(f"{s.id} ({s.title}; asks {', '.join(asked_slots(s)) or 'nothing'})"
+                                  for s in view.sops.values())]
     if view.goal is not None and view.sop is not None:
         lines.append(f"Running: {view.sop.id}")
         nodes = relevant_nodes(view.sop, view.goal.pending or view.goal.step)
@@ -204,6 +222,9 @@ def reading_messages(view: TurnView) -> list[dict[str, str]]:
         answered = _answered_asks(view)
         if answered:
             lines.append("Answered before: " + "; ".join(answered))
+        filled = filled_slots(view.goal)
+        if filled:
+            lines.append("Filled: " + ", ".join(filled))
         known = {k: view.goal.slots[k] for k in referenced_keys(nodes) if k in view.goal.slots}
         if view.pending is not None and offered(view.goal):
             known[OFFERED] = [c.get("name") for c in offered(view.goal)]

@@ -44,6 +44,7 @@ class SetSlots(Command):
     kind: ClassVar[str] = "set_slots"
     values: dict[str, Any] = field(default_factory=dict)
     words: dict[str, str] = field(default_factory=dict)
+    sop: str = ""  # the SOP the values are for, when it is not the running one (one started by the message)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class Reading:
 
     language: str = "en"
     commands: list[Command] = field(default_factory=list)
+    reader: str = "rules"  # who read the message: the rules, or a model whose reading was checked
     dropped: list[tuple[Command, str]] = field(default_factory=list)
 
     def add(self, command: Command) -> Command:
@@ -147,7 +149,7 @@ class Reading:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form for the trace."""
-        return {"language": self.language, "commands": [c.as_dict() for c in self.commands],
+        return {"language": self.language, "reader": self.reader, "commands": [c.as_dict() for c in self.commands],
                 "dropped": [{**c.as_dict(), "reason": why} for c, why in self.dropped]}
 
 

@@ -49,11 +49,19 @@ def error(status: int, message: str = "boom") -> Reply:
                  headers={"retry-after-ms": "10"})
 
 
-def reading(act: str, *, sop: str | None = None, slots: dict[str, str] | None = None, query: str | None = None,
-            language: str | None = "en", **kw: Any) -> Reply:
-    """A scripted ``Reading`` answer."""
-    return content({"act": act, "sop": sop, "slots": [{"name": k, "value": v} for k, v in (slots or {}).items()],
-                    "search_query": query, "language": language}, **kw)
+def command(kind: str, *, sop: str | None = None, slots: dict[str, str] | None = None, query: str | None = None,
+            act: str | None = None) -> dict[str, Any]:
+    """One wire command of a ``Reading``."""
+    return {"command": kind, "sop": sop, "slots": [{"name": k, "value": v} for k, v in (slots or {}).items()],
+            "query": query, "act": act}
+
+
+def reading(kind: str, *, sop: str | None = None, slots: dict[str, str] | None = None, query: str | None = None,
+            act: str | None = None, also: list[dict[str, Any]] | None = None, language: str | None = "en",
+            **kw: Any) -> Reply:
+    """A scripted ``Reading`` answer: one command (``also``: more after it)."""
+    first = command(kind, sop=sop, slots=slots, query=query, act=act)
+    return content({"commands": [first, *(also or [])], "language": language}, **kw)
 
 
 def pick(choice: int | None, **kw: Any) -> Reply:
@@ -202,21 +210,20 @@ def abstain(body: dict[str, Any]) -> Reply:
         return content({"choice": None}, usage=usage)
     if name == "Wording":
         return content({"reply": draft_of(body)}, usage=usage)
-    return content({"act": "unclear", "sop": None, "slots": [], "search_query": None, "language": "en"}, usage=usage)
+    return content({"commands": [command("unclear")], "language": "en"}, usage=usage)
 
 
 def chaos() -> Responder:
     """A first attempt the checks must reject, then 'cannot tell' (the retry of the same question)."""
     bad = itertools.cycle([
-        lambda b: content('{"act": "answer", "sop": null, "slots": [{"name": '),  # malformed JSON
+        lambda b: content('{"commands": [{"command": "answer", "slots": [{"name": '),  # malformed JSON
         lambda b: content("Sure! The customer seems to want help with their listing."),  # prose
-        lambda b: content({"act": "new_request", "sop": "seller.refund_everything", "slots": [],
-                           "search_query": None, "language": "en"}),  # an invented SOP
-        lambda b: content({"act": "refund", "sop": None, "slots": [], "search_query": None,
-                           "language": "en"}),  # an invented action
+        lambda b: content({"commands": [command("start_goal", sop="seller.refund_everything")],
+                           "language": "en"}),  # an invented SOP
+        lambda b: content({"commands": [command("refund")], "language": "en"}),  # an invented action
         lambda b: content({"choice": 42} if schema_name(b) == "BranchPick" else
-                          {"act": "answer", "sop": None, "slots": [{"name": "listing_id", "value": "LSTINVENTED99"}],
-                           "search_query": None, "language": "en"}),  # an invented value
+                          {"commands": [command("answer", slots={"listing_id": "LSTINVENTED99"})],
+                           "language": "en"}),  # an invented value
         lambda b: error(500, "upstream model crashed"),  # the SDK retries once: the retry gets 'cannot tell'
     ])
     after_500 = [False]  # the SDK's transport retry of a 500 is answered, not failed again

@@ -14,6 +14,7 @@ from core.brains.commands import (
     Reading,
     ReadingScope,
     SlotValue,
+    WireCommand,
     Wording,
     check_branch,
     check_reading,
@@ -30,6 +31,7 @@ from core.grounding import ungrounded_facts
 from core.models import MemoryEntry
 from core.slots import SlotType
 from core.sop.graph import Sop
+from core.understanding.commands import Command as UnderstandingCommand
 
 
 def sop(ws: Workspace, sop_id: str) -> Sop:
@@ -37,38 +39,63 @@ def sop(ws: Workspace, sop_id: str) -> Sop:
 
 
 def scope(ws: Workspace, text: str, sop_id: str = "seller.listing_blocked", pending: str | None = "listing_id",
-          candidates: list[dict[str, Any]] | None = None) -> ReadingScope:
+          candidates: list[dict[str, Any]] | None = None, filled: frozenset[str] = frozenset()) -> ReadingScope:
     s = sop(ws, sop_id)
     node = next((n for n in s.nodes.values() if n.asks and any(p.name == pending for p in n.fills)), None)
     return ReadingScope(text, [x.id for x in ws.sops], node, slot_types(ws.sops, ws.vocab)[s.id], candidates or [],
-                        frozenset(ws.tools))
+                        frozenset(ws.tools), running=s.id, filled=filled)
 
 
-def read(act: str, **kw: Any) -> Reading:
+def read(kind: str, **kw: Any) -> Reading:
     slots = [SlotValue(name=k, value=v) for k, v in (kw.pop("slots", None) or {}).items()]
-    return Reading(act=act, sop=kw.get("sop"), slots=slots, search_query=kw.get("query"), language=kw.get("language"))
+    first = WireCommand(command=kind, sop=kw.get("sop"), slots=slots, query=kw.get("query"), act=kw.get("act"))
+    return Reading(commands=[first, *kw.get("also", [])], language=kw.get("language"))
+
+
+def wire(kind: str, **kw: Any) -> WireCommand:
+    return read(kind, **kw).commands[0]
 
 
 # ---------------------------------------------------------------------------- readings
 
 
-def test_a_reading_becomes_typed_commands(seller: Workspace) -> None:
+def test_a_reading_becomes_the_same_typed_commands_the_rules_read(seller: Workspace) -> None:
     result = check_reading(read("answer", slots={"listing_id": "lstfydf12g"}, language="EN"),
                            scope(seller, "it's lst fydf12g"))
     assert result.slots == {"listing_id": "LSTFYDF12G"} and result.language == "en"
     assert [c.as_dict() for c in result.commands] == [
-        {"command": "dialogue", "act": "answer"},
-        {"command": "set_slot", "name": "listing_id", "value": "LSTFYDF12G"}]
+        {"command": "answer", "evidence": "it's lst fydf12g", "question": "ask user to provide listing id",
+         "value": {"listing_id": "LSTFYDF12G"}}]
+    assert all(isinstance(c, UnderstandingCommand) for c in result.commands)
+
+
+def test_each_wire_command_maps_to_one_command_of_its_kind(seller: Workspace) -> None:
+    text = "no wait, my listing is LSTFYDF12G, and how long does a review take? also cancel that"
+    result = check_reading(read("correct_slot", slots={"listing_id": "LSTFYDF12G"}, also=[
+        wire("knowledge_question", query="how long does a listing review take"), wire("cancel_goal"),
+        wire("small_talk", act="thanks"), wire("human_handoff"), wire("go_back")]),
+        scope(seller, text, filled=frozenset({"listing_id"})))
+    assert [c.kind for c in result.commands] == [
+        "correct_slot", "knowledge_question", "cancel_goal", "small_talk", "human_handoff", "go_back"]
+    fix, question, cancel, talk = result.commands[:4]
+    assert (fix.slot, fix.value) == ("listing_id", "LSTFYDF12G")  # type: ignore[attr-defined]
+    assert question.query == "how long does a listing review take"  # type: ignore[attr-defined]
+    assert cancel.goal == "seller.listing_blocked" and talk.act == "thanks"  # type: ignore[attr-defined]
+    assert result.act == "correct_slot+knowledge_question+cancel_goal+small_talk+human_handoff+go_back"
 
 
 @pytest.mark.parametrize(("reading", "text", "message"), [
-    (read("new_request", sop="seller.refund"), "refund me", "is not one of the SOPs"),
-    (read("new_request"), "something", "is not one of the SOPs"),
-    (read("answer", slots={"email": "a@b.com"}), "a@b.com", "slot 'email' is not asked for now"),
+    (read("start_goal", sop="seller.refund"), "refund me", "is not one of the SOPs"),
+    (read("start_goal"), "something", "is not one of the SOPs"),
+    (read("start_goal", sop="seller.listing_blocked", also=[wire("start_goal", sop="seller.brand_approval")]),
+     "both", "start at most one SOP"),
+    (read("answer", slots={"email": "a@b.com"}), "a@b.com", "slot 'email' cannot be set here"),
     (read("answer", slots={"listing_id": "12345"}), "12345", "is not a valid listing_id"),
     (read("answer", slots={"listing_id": "LSTAAAA1111"}), "my id is LSTFYDF12G", "does not appear"),
-    (read("question", slots={"listing_id": "LSTFYDF12G"}), "LSTFYDF12G?", "slots belong to an answer"),
-    (read("question", query="x" * 301), "how?", "longer than 300"),
+    (read("knowledge_question", slots={"listing_id": "LSTFYDF12G"}), "LSTFYDF12G?", "slots belong to"),
+    (read("knowledge_question", query="x" * 301), "how?", "longer than 300"),
+    (read("correct_slot", slots={"listing_id": "LSTFYDF12G"}), "LSTFYDF12G", "slots with a value to correct"),
+    (read("set_slots", slots={"listing_id": "LSTFYDF12G"}), "LSTFYDF12G", "the pending one takes answer"),
 ])
 def test_a_reading_that_breaks_a_rule_is_refused(seller: Workspace, reading: Reading, text: str,
                                                  message: str) -> None:
@@ -76,9 +103,12 @@ def test_a_reading_that_breaks_a_rule_is_refused(seller: Workspace, reading: Rea
         check_reading(reading, scope(seller, text))
 
 
-def test_an_answer_needs_a_pending_question_and_unclear_abstains(seller: Workspace) -> None:
+def test_an_answer_or_cancel_needs_a_running_request_and_unclear_abstains(seller: Workspace) -> None:
+    idle = ReadingScope("hi", [x.id for x in seller.sops])
     with pytest.raises(InvalidProposal, match="no question is pending"):
-        check_reading(read("answer"), scope(seller, "hi", pending=None))
+        check_reading(read("answer"), idle)
+    with pytest.raises(InvalidProposal, match="nothing to cancel"):
+        check_reading(read("cancel_goal"), idle)
     with pytest.raises(Abstain):
         check_reading(read("unclear"), scope(seller, "hi"))
 

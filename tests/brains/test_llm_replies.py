@@ -13,7 +13,7 @@ HOLA = "hola, ¿por qué está bloqueado mi anuncio?"
 def test_a_spanish_conversation_is_answered_in_spanish_and_cleaned(seller: Workspace, fake: FakeOpenAI,
                                                                    make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid")
-    fake.push(reading("new_request", sop="seller.listing_blocked", language="es"),
+    fake.push(reading("start_goal", sop="seller.listing_blocked", language="es"),
               wording("<think>The seller asks in Spanish; I must ask for the id.</think>"
                       "¿Me podrías dar el ID de tu anuncio? (por ejemplo LSTXXXXXXXXX)"))
     first = orch.handle_message("s1", HOLA, customer_id=CUSTOMER)
@@ -36,7 +36,7 @@ def test_a_spanish_conversation_is_answered_in_spanish_and_cleaned(seller: Works
 def test_a_reworded_reply_with_an_invented_id_is_replaced_by_the_draft(seller: Workspace, fake: FakeOpenAI,
                                                                        make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid")
-    fake.push(reading("new_request", sop="seller.listing_blocked", language="es"), wording("¿Cuál es el ID?"))
+    fake.push(reading("start_goal", sop="seller.listing_blocked", language="es"), wording("¿Cuál es el ID?"))
     orch.handle_message("s1", HOLA, customer_id=CUSTOMER)
     fake.push(wording("¡Buenas noticias! Tu anuncio LSTFYDF99Z está activo."))
     reply = orch.handle_message("s1", "LSTFYDF12G", customer_id=CUSTOMER)
@@ -50,7 +50,7 @@ def test_a_reworded_reply_with_an_invented_id_is_replaced_by_the_draft(seller: W
 def test_a_hallucinated_price_is_replaced_by_the_template_built_from_tool_results(
         demo_ws: Workspace, fake: FakeOpenAI, make_orch: OrchFactory) -> None:
     orch = make_orch(demo_ws, fake, "hybrid")
-    fake.push(reading("new_request", sop="sales.recommend_item", language="es"),
+    fake.push(reading("start_goal", sop="sales.recommend_item", language="es"),
               wording("¿Qué tipo de producto buscas?"))
     orch.handle_message("s1", "Hola, recomiéndame un ratón para juegos")
     fake.push(wording("¿Cuál es tu presupuesto?"))
@@ -72,7 +72,7 @@ def test_a_hallucinated_price_is_replaced_by_the_template_built_from_tool_result
 def test_english_replies_are_not_sent_to_the_model(seller: Workspace, fake: FakeOpenAI,
                                                    make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "llm")
-    fake.push(reading("new_request", sop="seller.brand_approval"))
+    fake.push(reading("start_goal", sop="seller.brand_approval"))
     reply = orch.handle_message("s1", "what happened to my brand approval request?", customer_id=CUSTOMER)
     assert "request id" in reply.lower()
     assert [b["response_format"]["json_schema"]["name"] for b in fake.chat_requests()] == ["Reading"]

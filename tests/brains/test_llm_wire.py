@@ -7,7 +7,7 @@ from typing import Any
 from core.build import Workspace
 from core.tools.gateway import ToolScript
 from tests.brains.conftest import OrchFactory
-from tests.brains.fake_openai import FakeOpenAI, Reply, content, error, pick, reading
+from tests.brains.fake_openai import FakeOpenAI, Reply, command, content, error, pick, reading
 
 CUSTOMER = "S1001"  # an active seller of the demo backend
 OPENING = "why is my listing blocked?"
@@ -42,7 +42,7 @@ def test_request_body_carries_the_schema_and_only_the_current_and_next_nodes(
         seller: Workspace, fake: FakeOpenAI, make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid")
     orch.handle_message("s1", OPENING, customer_id=CUSTOMER)
-    fake.push(reading("other", usage={"prompt_tokens": 321, "completion_tokens": 9}))
+    fake.push(reading("small_talk", act="other", usage={"prompt_tokens": 321, "completion_tokens": 9}))
     reply = orch.handle_message("s1", "hmm", customer_id=CUSTOMER)
     assert "listing id" in reply.lower()  # the question again
     [body] = fake.chat_requests()
@@ -50,7 +50,8 @@ def test_request_body_carries_the_schema_and_only_the_current_and_next_nodes(
     fmt = body["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "Reading"
     assert fmt["json_schema"]["strict"] is True
-    assert "unclear" in fmt["json_schema"]["schema"]["properties"]["act"]["enum"]
+    kinds = fmt["json_schema"]["schema"]["$defs"]["WireCommand"]["properties"]["command"]["enum"]
+    assert {"answer", "correct_slot", "cancel_goal", "human_handoff", "unclear"} <= set(kinds)
     prompt = user_prompt(body)
     sop = next(s for s in seller.sops if s.id == "seller.listing_blocked")
     goal = orch.load_state("s1").active_goal  # type: ignore[union-attr]
@@ -79,14 +80,17 @@ def test_a_value_the_rules_cannot_read_is_taken_from_the_model(seller: Workspace
     assert trace is not None
     assert [c["args"] for c in trace["tool_calls"] if c["tool"] == "seller.listing_status"] == \
         [{"listing_id": "LSTFYDF12G"}]
-    assert {"command": "set_slot", "name": "listing_id", "value": "LSTFYDF12G"} in records(trace)[0]["commands"]
+    answer = {"command": "answer", "evidence": "umm the listing is lst fydf 12g i think",
+              "question": "ask user to provide listing id", "value": {"listing_id": "LSTFYDF12G"}}
+    assert records(trace)[0]["commands"] == [answer]  # the model's reading, as checked
+    assert trace["reading"]["reader"] == "model" and trace["reading"]["commands"] == [answer]  # and acted on
 
 
 def test_a_question_is_searched_with_the_models_query(seller: Workspace, fake: FakeOpenAI,
                                                       make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid")
     orch.handle_message("s1", OPENING, customer_id=CUSTOMER)
-    fake.push(reading("question", query="how to find my listing id"))
+    fake.push(reading("knowledge_question", query="how to find my listing id"))
     orch.handle_message("s1", "dunno where that thing is honestly", customer_id=CUSTOMER)
     trace = orch.last_trace("s1")
     assert trace is not None
@@ -102,7 +106,7 @@ def test_malformed_json_is_retried_once_with_the_error(seller: Workspace, fake: 
                                                        make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid")
     orch.handle_message("s1", OPENING, customer_id=CUSTOMER)
-    fake.push(content('{"act": "answer", "slots": [{"name": "listing_id", "value": "LSTFYDF12G"'),
+    fake.push(content('{"commands": [{"command": "answer", "slots": [{"name": "listing_id", "value": "LSTFYDF12G"'),
               reading("answer", slots={"listing_id": "LSTFYDF12G"}))
     reply = orch.handle_message("s1", "it is lst-fydf-12g", customer_id=CUSTOMER)
     assert "LSTFYDF12G is active" in reply
@@ -129,12 +133,12 @@ def test_prose_instead_of_json_twice_leaves_the_decision_to_the_rules(seller: Wo
 
 def test_an_invented_action_or_sop_is_rejected(seller: Workspace, fake: FakeOpenAI, make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid")
-    fake.push(content({"act": "refund", "sop": None, "slots": [], "search_query": None, "language": "en"}),
-              reading("new_request", sop="seller.refund_everything"))
+    fake.push(content({"commands": [command("refund")], "language": "en"}),
+              reading("start_goal", sop="seller.refund_everything"))
     reply = orch.handle_message("s1", "I'd like all my money back for everything", customer_id=CUSTOMER)
     assert "I can help you" in reply  # the rules: no SOP matches
     recs = records(orch.last_trace("s1"))
-    assert "act: Input should be" in recs[0]["error"]
+    assert "commands.0.command: Input should be" in recs[0]["error"]
     assert "'seller.refund_everything' is not one of the SOPs" in recs[1]["error"]
     state = orch.load_state("s1")
     assert state is not None and state.goals == {}
@@ -172,8 +176,8 @@ def test_a_server_that_rejects_response_format_is_asked_in_the_prompt(seller: Wo
     orch.handle_message("s1", OPENING, customer_id=CUSTOMER)
     fake.push(error(400, "response_format json_schema is not supported"),
               content("<think>the seller typed an id with spaces</think>\n```json\n"
-                      '{"act": "answer", "sop": null, "slots": [{"name": "listing_id", "value": "LSTFYDF12G"}], '
-                      '"search_query": null, "language": "en"}\n```'))
+                      '{"commands": [{"command": "answer", "sop": null, "slots": [{"name": "listing_id", '
+                      '"value": "LSTFYDF12G"}], "query": null, "act": null}], "language": "en"}\n```'))
     reply = orch.handle_message("s1", "umm lst fydf 12g", customer_id=CUSTOMER)
     assert "LSTFYDF12G is active" in reply
     first, second = fake.chat_requests()
@@ -251,7 +255,7 @@ def test_a_timeout_abandons_the_turn_and_saves_nothing(seller: Workspace, fake: 
                                                        make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid", timeout_s=0.3, max_retries=0)
     orch.handle_message("s1", OPENING, customer_id=CUSTOMER)
-    fake.push(reading("other", delay_s=1.5))
+    fake.push(reading("small_talk", act="other", delay_s=1.5))
     reply = orch.handle_message("s1", "hmm", customer_id=CUSTOMER)
     _assert_nothing_changed(orch, reply, "did not answer in time")
 
@@ -284,7 +288,7 @@ def test_a_failure_after_a_tool_ran_lets_the_rules_finish_the_turn(seller: Works
 def test_llm_mode_reads_every_message_and_decides_every_branch(seller: Workspace, fake: FakeOpenAI,
                                                                 make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "llm")
-    fake.push(reading("new_request", sop="seller.listing_blocked"), pick(2),  # onboarding | active or on-hold
+    fake.push(reading("start_goal", sop="seller.listing_blocked"), pick(2),  # onboarding | active or on-hold
               reading("answer", slots={"listing_id": "LSTFYDF12G"}), pick(2))  # inactive | active | blocked
     orch.handle_message("s1", OPENING, customer_id=CUSTOMER)
     reply = orch.handle_message("s1", "LSTFYDF12G", customer_id=CUSTOMER)
