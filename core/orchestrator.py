@@ -286,7 +286,7 @@ class Orchestrator:
         n = len(T.words(text))
         if n > 8:
             return False
-        if n > 4 and any(T.is_question(said) or T.REQUEST.search(said) or T.is_cancel(said)
+        if n > 4 and any(T.is_question(said) or T.is_request(said) or T.is_cancel(said)
                          or T.CORRECTION.search(said) or T.is_go_back(said) or T.wants_it_now(said)
                          for said in (text, self.brain.correct(text))):  # "sure, i wuold like to book this cabin"
             return False
@@ -543,7 +543,7 @@ class Orchestrator:
         for clause in T.clauses(text, min_tokens=1) or [text]:
             # "yes, book that cabin for me" to "look for another cabin?": the request after the yes
             for part in dict.fromkeys((clause, T.YES.sub("", clause, count=1).lstrip(" ,.!"))):
-                if not part or not (T.is_question(part) or T.REQUEST.search(self.brain.correct(part))) \
+                if not part or not (T.is_question(part) or T.is_request(self.brain.correct(part))) \
                         or self._named_sops(part, near=active.type) != {sop_id}:
                     continue
                 if active.pending and (self._answers_pending(active, part) or self._about_pending(active, part)):
@@ -556,7 +556,7 @@ class Orchestrator:
         question, a request, or words that point to another SOP."""
         p = t.perception
         other = p.intents[0][0] != goal.type and p.intents[0][1] >= LOW_INTENT if p.intents else False
-        return p.question or bool(T.REQUEST.search(p.text)) or other or bool(self._named_sops(p.text) - {goal.type})
+        return p.question or T.is_request(p.text) or other or bool(self._named_sops(p.text) - {goal.type})
 
     def _clear_winner(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
         """With no goal active, an SOP a message plainly points to though it scores under the threshold
@@ -569,13 +569,13 @@ class Orchestrator:
             return None
         named = self._named_sops(p.text)
         sop_id, score = p.intents[0]
-        if len(named) == 1 and (p.question or T.REQUEST.search(p.text) or sop_id in named):
+        if len(named) == 1 and (p.question or T.is_request(p.text) or sop_id in named):
             sop_id = next(iter(named))
             score = p.score(sop_id)
             if score < NAMED_INTENT:
                 return None
         else:
-            if self._just_finished(t) and not (p.question or T.REQUEST.search(p.text)):
+            if self._just_finished(t) and not (p.question or T.is_request(p.text)):
                 return None  # "Well that sounds nice": a reaction to the result, not a new request
             if not _clear_lead(p):
                 return None
@@ -601,7 +601,7 @@ class Orchestrator:
         LOW_INTENT and CLEAR_MARGIN above every other SOP, the active one included."""
         p = t.perception
         if active is None or not active.pending or not p.intents or _only_social(t) \
-                or not (p.question or T.REQUEST.search(self.brain.correct(p.text))):
+                or not (p.question or T.is_request(self.brain.correct(p.text))):
             return None
         sop_id, score = p.intents[0]
         if sop_id == active.type or not _clear_lead(p) or self._about_pending(active, p.text):
@@ -634,7 +634,7 @@ class Orchestrator:
             named = [finished]
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
-        if active is None and finished == named[0] and (p.question or T.REQUEST.search(p.text)):
+        if active is None and finished == named[0] and (p.question or T.is_request(p.text)):
             return None  # "any free slot at noon instead?" after a booking failed: a follow-up (see _reopen)
         t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
         return named[0], p.score(named[0])
@@ -744,7 +744,7 @@ class Orchestrator:
         asked: list[str] = []
         first = None
         for part in T.clauses(t.perception.text):
-            if not (T.is_question(part) or T.REQUEST.search(part) or T.wants_it_now(part)):
+            if not (T.is_question(part) or T.is_request(part) or T.wants_it_now(part)):
                 continue
             named = self._named_sops(part)
             if len(named) == 1:
@@ -1104,7 +1104,7 @@ class Orchestrator:
             return False
         last, sop, agent = found
         said = agent.extract_volunteered(last, sop, p.text, opening=False)
-        if not (p.question or T.REQUEST.search(p.text) or _explained_by(p.text, said)):
+        if not (p.question or T.is_request(p.text) or _explained_by(p.text, said)):
             return False  # "well at least it's better in LA tomorrow": a comment, not a new request
         types = agent.types(sop)
         changed = sorted(k for k, v in said.items() if last.slots.get(k) != v and (
@@ -1321,7 +1321,7 @@ def _corrects(text: str) -> bool:
 def _only_social(t: Turn) -> bool:
     """Thanks or goodbye that asks for nothing more ("thanks for the weather report!")."""
     p = t.perception
-    return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.REQUEST.search(p.text))
+    return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))
 
 
 def _plain(value: Any) -> Any:

@@ -34,12 +34,12 @@ IRREGULAR_PLURALS = {"mouse": "mice", "child": "children", "person": "people", "
                      "shelf": "shelves", "wife": "wives", "half": "halves", "box": "boxes"}
 IRREGULAR_SINGULARS = {v: k for k, v in IRREGULAR_PLURALS.items()}
 
-WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*", re.I)
+WORD = re.compile(r"[a-z0-9\u0E00-\u0E7F][a-z0-9'\-\u0E00-\u0E7F]*", re.I)  # Thai once segmented
 
 
 def words(text: str) -> list[str]:
     """Lower-case words, punctuation dropped."""
-    return [w.strip("'-") for w in WORD.findall(text.lower()) if w.strip("'-")]
+    return [w.strip("'-") for w in WORD.findall(LEX.segment(text).lower()) if w.strip("'-")]
 
 
 def tokens(text: str) -> list[str]:
@@ -174,19 +174,20 @@ def format_money(value: float, currency: str = "") -> str:
 
 # ---------------------------------------------------------------- dialogue acts
 
-QUESTION_START = re.compile(
-    r"^(what|whats|what's|how|hows|why|where|when|which|who|whom|whose|is|are|am|do|does|did|can|could|"
-    r"would|will|should|shall|may|might|have|has|any)\b(?!['’]t\b)", re.I)  # "can't log in" is a statement
-QUESTION_INSIDE = re.compile(r"\b(tell me|wondering|i wonder|explain|do you know|any idea|"
-                             r"(not sure|don'?t know|no idea|no clue) (how|what|where|which|why|when)|"
-                             r"can'?t find|cannot find|unable to find|help me (find|with|understand))\b", re.I)
 L0, L1 = r"(?<![\w\u0E00-\u0E7F])", r"(?![\w\u0E00-\u0E7F])"  # word edges that also hold for Thai
 
 
-def _lex(key: str, *, start: bool = False) -> re.Pattern[str]:
-    """A lexicon list (core/lexicons/*.yaml, every language) as a pattern: anywhere, or at the start."""
+def _lex(key: str, *, start: bool = False, end: bool = False) -> re.Pattern[str]:
+    """A lexicon list (core/lexicons/*.yaml, every language) as a pattern: anywhere, at the start, or at
+    the end (before closing punctuation)."""
     body = f"({LEX.alternation(key)})" if LEX.phrases(key) else r"(?!x)x"
-    return re.compile(("^" if start else L0) + body + L1, re.I)
+    tail = r"[\s?.!,]*$" if end else L1
+    return re.compile(("^" if start else L0) + body + tail, re.I)
+
+
+QUESTION_START = re.compile(_lex("question_start", start=True).pattern + r"(?!['’]t\b)", re.I)  # "can't log in"
+QUESTION_INSIDE = _lex("question_inside")
+QUESTION_END = _lex("question_end", end=True)  # particles that end a question (Thai "... ไหม")
 
 
 YES = _lex("affirm", start=True)
@@ -203,13 +204,13 @@ CORRECTION = _lex("correction")
 GO_BACK = _lex("go_back")
 INSTRUCTION = _lex("instructions")
 JUDGEMENT = _lex("judgement", start=True)
-WH_WORD = re.compile(r"\b(what|how|where|why|when|which|who|whom|whose)\b", re.I)  # "how do I change it?" asks
+WH_WORD = _lex("question_words")  # "how do I change it?" asks
 
 
 def is_question(text: str) -> bool:
     """Whether a message asks something."""
-    t = text.strip()
-    return t.endswith("?") or bool(QUESTION_START.match(t)) or bool(QUESTION_INSIDE.search(t))
+    t = LEX.segment(text.strip())
+    return t.endswith("?") or bool(QUESTION_START.match(t) or QUESTION_INSIDE.search(t) or QUESTION_END.search(t))
 
 
 def yes_no(text: str) -> bool | None:
@@ -254,8 +255,7 @@ def cancel_phrase(text: str) -> str | None:
                  if not NARRATED.search(text[: m.start()]) and CANCEL_ENDS.match(text[m.end():])), None)
 
 
-NARRATED = re.compile(r"\b(could|couldn'?t|would|wouldn'?t|did|didn'?t|was|were|had|tried to|trying to|before i|"
-                      r"after i|when i)\s+$", re.I)
+NARRATED = re.compile(_lex("narrated").pattern.removesuffix(L1) + r"\s+$", re.I)
 
 
 def is_greeting(text: str) -> bool:
@@ -270,7 +270,7 @@ def is_thanks(text: str) -> bool:
     t = LEX.segment(text.strip())
     if THANKS.match(t) and len(words(t)) <= 5:
         return True
-    return bool(THANKS_ANYWHERE.search(t)) and len(words(t)) <= 15 and not is_question(t) and not REQUEST.search(t)
+    return bool(THANKS_ANYWHERE.search(t)) and len(words(t)) <= 15 and not is_question(t) and not is_request(t)
 
 
 def similar(a: str, b: str) -> float:
@@ -280,12 +280,12 @@ def similar(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
 
 
-HOSTILE = re.compile(r"\b(useless|stupid|idiot|dumb|hate you|shut up|worst|garbage|trash|moron|suck)\b", re.I)
+HOSTILE = _lex("hostile")
 
 
 def is_hostile(text: str) -> bool:
     """An insult or angry outburst (answered politely, never held against the flow)."""
-    return bool(HOSTILE.search(text))
+    return bool(HOSTILE.search(LEX.segment(text)))
 
 
 def _correction(word: str, lexicon: set[str] | frozenset[str]) -> str:
@@ -345,19 +345,14 @@ def correct_typos(text: str, lexicon: set[str]) -> str:
 
 # ---------------------------------------------------------------- closing, inability, times
 
-REQUEST = re.compile(r"\b((i|we)('d|'ll| would| will)?(\s+(also|really|just|still|now|actually))?\s+"
-                     r"(want|like|love|need)|(can|could|would|will) (you|i|we)|please|help me|let'?s|let me|"
-                     r"how about)\b|(^|[.!?]\s+)((now|actually|ok|okay|so|then|oh|well|also|and),?\s+)?"
-                     r"(book|reserve|check|find|get|show|tell|give|make|try|look up|"
-                     r"search|send|order|renew|compare)\b", re.I)
+# a request anywhere ("could you ..."), or a verb of asking opening a sentence ("Okay, go ahead and book it")
+REQUEST = re.compile(_lex("request").pattern + rf"|(^|[.!?]\s+)(({LEX.alternation('request_lead')}),?\s+)*"
+                     rf"({LEX.alternation('request_verbs')}){L1}", re.I)
 THANKS_ANYWHERE = _lex("thanks_anywhere")
 FAREWELL = _lex("farewell")
 PERSON = _lex("person")
 DECLINE_MORE = _lex("decline_more", start=True)
-UNABLE = re.compile(r"\b((don'?t|do not|doesn'?t|didn'?t|can'?t|cannot|can not|couldn'?t|could not|no longer)"
-                    r"(\s+(seem to|really|quite|even|actually|exactly|currently))?\s+(know|remember|recall|"
-                    r"have|find|recollect|see|access)|forgot|forget|forgotten|lost|misplaced|no idea|no clue|not sure|"
-                    r"unsure|don'?t have (it|that|them|one)|haven'?t got|without (it|my))\b", re.I)
+UNABLE = _lex("unable")
 CLOCK = re.compile(r"\b(\d{1,2})(?:[:.]00)?\s*([ap])\.?\s*m\b\.?", re.I)
 
 
@@ -388,7 +383,7 @@ def is_judgement(text: str) -> bool:
 
 def is_unable(text: str) -> bool:
     """The customer says they cannot give what was asked ("I forgot my PIN", "I don't have that with me")."""
-    return bool(UNABLE.search(text))
+    return bool(UNABLE.search(LEX.segment(text)))
 
 
 def normalise_clock(text: str) -> str:
@@ -449,25 +444,29 @@ def offers_more(text: str) -> bool:
     return bool(OFFERS_MORE.search(text))
 
 
-CLAUSE_BREAK = re.compile(r"(?<=[.!?;])\s+|\s+(?:but|also|and also|oh and|by the way)\s+|,\s+(?:but|also|and|then)\s+"
-                          r"|,\s+(?=(?:let'?s|let me|can you|could you|would you|please|i'?d like|i want|i need)\b)",
-                          re.I)
+CLAUSE_BREAK = re.compile(rf"(?<=[.!?;])\s+|\s+(?:{LEX.alternation('clause_joiners')})\s+"
+                          rf"|,\s+(?:{LEX.alternation('clause_comma_joiners') or '(?!x)x'})\s+"
+                          rf"|,\s+(?=(?:{LEX.alternation('clause_request_starts') or '(?!x)x'}){L1})", re.I)
+
+
+def is_request(text: str) -> bool:
+    """Whether a message asks for something ("could you ...", "I'd like ...", "Okay, go ahead and book it")."""
+    return bool(REQUEST.search(LEX.segment(text)))
 
 
 def clauses(text: str, min_tokens: int = 2) -> list[str]:
     """The parts of a message that could each carry a request ("Great! Although I was expecting more.
     Let's book a table" -> ["Although I was expecting more.", "Let's book a table"], parts of fewer than
     ``min_tokens`` words left out); a message of one part gives an empty list."""
-    raw = [p.strip() for p in CLAUSE_BREAK.split(text) if p and p.strip()]
+    raw = [p.strip() for p in CLAUSE_BREAK.split(LEX.segment(text)) if p and p.strip()]
     parts = [p for p in raw if len(tokens(p)) >= min_tokens]
     return parts if len(raw) > 1 else []
 
 
-WHEN = re.compile(r"\b(when|what day|which day|next time|next day|how long|any days?|the week|this week|"
-                  r"all week|weekdays|improve|get better)\b", re.I)
+WHEN = _lex("asks_when")
 
 
 def asks_when(text: str) -> bool:
     """Whether a message asks when (or on which day) something will be the case ("When will it be
     nice again?", "what day will it be sunny?")."""
-    return bool(WHEN.search(text)) and (is_question(text) or bool(REQUEST.search(text)))
+    return bool(WHEN.search(text)) and (is_question(text) or is_request(text))

@@ -138,7 +138,7 @@ def _share(part: int, whole: int) -> float | None:
 def _small_talk(text: str) -> bool:
     """A message that asks for nothing: a greeting, thanks or goodbye on its own (or no message)."""
     return not T.tokens(text) or T.is_greeting(text) or T.is_farewell(text) or T.declines_more(text) or (
-        T.is_thanks(text) and not T.REQUEST.search(text) and not T.is_question(text))
+        T.is_thanks(text) and not T.is_request(text) and not T.is_question(text))
 
 
 def _in_set(d: Dialogue, which: str) -> bool:

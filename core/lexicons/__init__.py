@@ -22,7 +22,9 @@ HERE = Path(__file__).resolve().parent
 LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "cancel", "cancel_tail", "greeting",
          "thanks", "thanks_anywhere", "farewell", "decline_more", "correction", "go_back", "now", "offers_more",
          "refers_back", "person", "value_frames", "units", "tens", "instructions", "judgement", "currency_words",
-         "shopping_requests")
+         "shopping_requests", "question_start", "question_inside", "question_words", "question_end", "request",
+         "request_lead", "request_verbs", "unable", "narrated", "hostile", "asks_when", "clause_joiners",
+         "clause_comma_joiners", "clause_request_starts")
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,9 @@ def phrases(key: str) -> list[str]:
 
 
 def alternation(key: str) -> str:
-    """A list over all languages as one regular-expression alternation."""
-    return "|".join(phrases(key))
+    """A list over all languages as one regular-expression alternation (a space in a phrase stands for any
+    run of white space)."""
+    return "|".join(re.sub(r" (?![?*+{])", r"\\s+", p) for p in phrases(key))
 
 
 def language_of(text: str) -> str:

@@ -1,0 +1,54 @@
+"""The rule reader's language knowledge is data: questions, requests, inability, impatience and clause
+breaks come from the per-language files, so a Thai message is read like an English one."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from core import lexicons as LEX
+from core import text as T
+
+
+@pytest.mark.parametrize(("text", "question"), [
+    ("ร้านเปิดกี่โมง", True),  # what time does the shop open (no question mark)
+    ("ส่งของวันเสาร์ได้ไหม", True),  # can you deliver on Saturday
+    ("ทำไมยังไม่ได้รับของ", True),  # why haven't I received it
+    ("อยากเปลี่ยนที่อยู่", False),  # I want to change the address
+    ("where is my parcel", True), ("can't log in", False), ("I wonder if it ships abroad", True),
+])
+def test_questions_in_each_language(text: str, question: bool) -> None:
+    assert T.is_question(text) is question
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("อยากจองโต๊ะสำหรับสองคน", True),  # I'd like to book a table for two
+    ("ช่วยเช็คยอดเงินให้หน่อย", True),  # please check my balance
+    ("Okay, go ahead and book that for me.", True), ("Yes, reserve the later one", True),
+    ("Just send it to my office", True), ("I booked it last week", False), ("the booking was fine", False),
+])
+def test_requests_in_each_language(text: str, asks: bool) -> None:
+    assert T.is_request(text) is asks
+
+
+@pytest.mark.parametrize(("text", "unable"), [
+    ("ลืมรหัสผ่าน", True), ("จำเลขบัญชีไม่ได้", True), ("I can't seem to find the receipt", True),
+    ("my account is 1234", False), ("เลขบัญชีคือ 1234", False),
+])
+def test_not_knowing_the_answer_in_each_language(text: str, unable: bool) -> None:
+    assert T.is_unable(text) is unable
+
+
+def test_a_thai_message_splits_into_its_parts() -> None:
+    assert len(T.clauses("อยากจองโต๊ะ แต่ ขอเช็คยอดเงินก่อน", min_tokens=1)) == 2
+
+
+def test_every_phrase_of_every_language_file_is_a_valid_pattern() -> None:
+    for lx in LEX.lexicons():
+        for key in LEX.LISTS:
+            for phrase in lx.get(key):
+                try:
+                    re.compile(phrase.replace("{slot}", "x").replace("{c}", "x").replace("{p}", "x"))
+                except re.error as exc:  # pragma: no cover - the message names the entry
+                    pytest.fail(f"{lx.language}.yaml {key}: {phrase!r} is not a valid pattern ({exc})")
