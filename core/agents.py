@@ -27,7 +27,7 @@ from core.slots import (
     person_name,
     validate,
 )
-from core.sop.expr import evaluate, lookup, parse, paths
+from core.sop.expr import evaluate, lookup, parse, paths, strip_context
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
 
@@ -385,7 +385,8 @@ class SpecialistAgent:
                                                              if k in types and types[k].kind == "option"}}
                 want = {k: v for k, v in named.items() if k != name and _unknown(goal, k)}
                 goal.slots.update({k: v for k, v in named.items() if k != name and k not in want})
-                args = {T.squash(a) for a in node.arg_map}
+                args = {T.squash(a) for a, src in node.arg_map.items()  # the inputs the last call sent
+                        if not (src.startswith("context.") and _unknown(goal, strip_context(src)))}
                 avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and T.squash(k) not in args}
                 goal.slots[SEARCH_KEY] = {"node": node.id, "slot": name, "tried": [current], "want": want,
                                           "avoid": avoid}
@@ -480,6 +481,11 @@ class SpecialistAgent:
             return
         if req.others_waiting and not node.tool and T.offers_more(node.message):
             resp.decisions.append(f"skip {node.label!r}: another request is waiting")
+            goal.step = node.next
+            return
+        given = _invited_values_given(goal, sop, node)
+        if given:  # "I can narrow the search by name, location, price or rating" after "an expensive hotel"
+            resp.decisions.append(f"skip {node.label!r}: the customer already gave {', '.join(given)}")
             goal.step = node.next
             return
         if not self._count_attempt(goal, node, resp):
@@ -636,8 +642,12 @@ class SpecialistAgent:
 
     def _args(self, goal: Goal, node: Node, prefs: PreferenceSummary) -> dict[str, Any]:
         if node.arg_map:
+            optional = {p.name for p in node.params if p.optional}
             args = {}
             for k, src in node.arg_map.items():
+                if src.startswith("context.") and strip_context(src) in optional \
+                        and _unknown(goal, strip_context(src)):
+                    continue  # an optional input left out of the call while unknown
                 args[k] = lookup(goal.slots, src) if src.startswith("context.") else src
         else:
             args = {p.name: goal.slots[p.name] for p in node.params if not _unknown(goal, p.name)}
@@ -825,6 +835,20 @@ def _describes_more(text: str, sop: Sop) -> bool:
 
 DESCRIPTION_WORDS = 2
 REQUEST_WORDS = frozenset("submit file make create raise lodge do like".split())
+
+
+def _invited_values_given(goal: Goal, sop: Sop, node: Node) -> list[str]:
+    """The values a message step only invites, when the customer already gave some: a message with no
+    placeholders right before a tool whose inputs are all optional, naming some of those inputs ("you
+    can narrow it down by location or price" before a search taking location? and cost?). Such a
+    message is skipped (a clerk who was told "an expensive one, not in the west" searches at once)."""
+    nxt = sop.node(node.next) if node.next else None
+    if nxt is None or not nxt.tool or not nxt.params or any(not p.optional for p in nxt.params) \
+            or "{" in (node.message or "") or node.fills:
+        return []
+    said = {T.stem(w) for w in T.words(node.message or node.label)}
+    named = [p.name for p in nxt.params if {T.stem(w) for w in p.name.split("_")} & said]
+    return [n for n in named if not _unknown(goal, n)] if named else []
 
 
 def _unknown(goal: Goal, name: str) -> bool:

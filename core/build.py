@@ -165,12 +165,15 @@ def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str
     return {fixing[0]: titles} if titles else {}
 
 
-def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "") -> dict[str, dict[str, SlotType]]:
+def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "",
+               asks: dict[str, str] | None = None) -> dict[str, dict[str, SlotType]]:
     """Each SOP's slot types, inferred from names and GAR/SOP text.
 
-    The ask that fills a slot defines it (its metadata says what a valid answer is); a slot
-    that only a tool uses is typed from its name.
+    The ask that fills a slot defines it (its metadata says what a valid answer is). A slot that only
+    a tool of the SOP uses is defined by a GAR ask row that fills it, when the GAR has one (``asks``:
+    slot name -> that row's metadata), else typed from its name.
     """
+    asks = asks or {}
     out: dict[str, dict[str, SlotType]] = {}
     for sop in sops:
         types: dict[str, SlotType] = {}
@@ -179,10 +182,20 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "") -> dict[str
                 types.setdefault(p.name, infer_type(p.name, node.expects or node.text, vocab))
         for node in sop.nodes.values():
             for p in node.params:
-                types.setdefault(p.name, infer_type(p.name, "", vocab))
+                types.setdefault(p.name, infer_type(p.name, asks.get(p.name, ""), vocab))
         for st in types.values():
             st.region = region if st.kind == "phone" else ""
         out[sop.id] = types
+    return out
+
+
+def gar_asks(ws: Workspace) -> dict[str, str]:
+    """What a valid value of each slot a GAR ask row fills looks like (the row's metadata)."""
+    out: dict[str, str] = {}
+    for r in ws.files.gar:
+        if r.has("ask_user_input") and r.metadata:
+            for p in r.params:
+                out.setdefault(p.name, r.metadata)
     return out
 
 
@@ -231,7 +244,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
         extra[sop_id] = [*extra.get(sop_id, []), *phrases]
     rule = RuleBrain(ws.embedder, ws.sops, lexicon, extra)
-    types = slot_types(ws.sops, ws.vocab, cfg.home_region)
+    types = slot_types(ws.sops, ws.vocab, cfg.home_region, gar_asks(ws))
     sop_agent = {}
     for sop in ws.sops:
         decl = cfg.agent_for(sop.id, sop.agent)

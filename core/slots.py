@@ -468,14 +468,15 @@ def find_option(message: str, options: list[str], *, loose: bool = False) -> str
     ``loose`` (the question asked for it), a small typo of a one-word option.
     """
     text = T.normalise_clock(message)
-    found = [(m.start(), -len(o), o) for o in options for m in [_option_pattern(o).search(text)] if m]
+    found = [(m.start(), -len(o), o) for o in options for m in _option_pattern(o).finditer(text)]
     if not found:
         found = [(m.start(), 0, o) for o in options for m in [_initials(o, text)] if m]
     if not found:
         found = _leading_words(text, options)
-    if found:
-        return min(found)[2]
-    if not loose:
+    chosen = [f for f in found if not T.excluded(text[:f[0]])]  # "not moderate, a cheap one" -> Cheap
+    if chosen:
+        return min(chosen)[2]
+    if found or not loose:
         return None
     return _by_content_words(message, options) or find_vocab(message, options)
 
@@ -484,7 +485,8 @@ def option_mentions(message: str, options: list[str]) -> list[str]:
     """Every listed option a message names, in the order it names them ("from the 2nd until the
     5th" -> ["2nd", "5th"]); where two options overlap, the longer one."""
     text = T.normalise_clock(message)
-    found = sorted((m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text))
+    found = sorted((m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text)
+                   if not T.excluded(text[:m.start()]))
     out: list[str] = []
     end = -1
     for start, _, stop, option in found:

@@ -449,6 +449,14 @@ CLAUSE_BREAK = re.compile(rf"(?<=[.!?;])\s+|\s+(?:{LEX.alternation('clause_joine
                           rf"|,\s+(?=(?:{LEX.alternation('clause_request_starts') or '(?!x)x'}){L1})", re.I)
 
 
+EXCLUDED = re.compile(_lex("excludes").pattern + r"\s+(?:[\w'-]+\s+){0,2}$", re.I)
+
+
+def excluded(before: str) -> bool:
+    """Whether the words just before an option rule it out ("not on the " before "West side")."""
+    return bool(EXCLUDED.search(before))
+
+
 def is_request(text: str) -> bool:
     """Whether a message asks for something ("could you ...", "I'd like ...", "Okay, go ahead and book it")."""
     return bool(REQUEST.search(LEX.segment(text)))

@@ -222,15 +222,19 @@ def _decision(nodes: dict[str, dict[str, Any]], nid: str, desc: str, cond: str, 
 
 
 def _query_node(flow: Flow, q: Query, tool: str, nxt: str) -> dict[str, Any]:
+    """The query with every API input from its slot: those the chart asks for (required ones as it
+    requires them), and the others as optional values the customer may give unasked ("an expensive
+    hotel"), the slots of the GAR's ask rows."""
     api = flow.task.api
     assert api is not None
-    slots = {a.field.name: a.slot for a in flow.asks.values() if a.field is not None}
+    asked = {a.field.name for a in flow.asks.values() if a.field is not None}
+    slots = input_slots(flow)
     params: dict[str, str] = {}
     for f in api.inputs:
         if f.name in q.constants:
             params[f.name] = q.constants[f.name]
-        elif f.name in slots:
-            params[f.name] = f"context.{slots[f.name]}" + ("" if f.name in api.required else "?")
+        else:
+            params[f.name] = f"context.{slots[f.name]}" + ("" if f.name in api.required and f.name in asked else "?")
     return {"id": q.id, "type": "action", "description": f"Query {api.name}" + "".join(
         f" ({k} {v})" for k, v in q.constants.items()), "tool": tool, "toolParams": params, "resultKey": q.id,
         "nextNodes": [nxt]}
@@ -319,13 +323,21 @@ def _triggers(names: list[str], capability: str) -> list[str]:
 # ---------------------------------------------------------------------------- GAR rows
 
 
+def input_slots(flow: Flow) -> dict[str, str]:
+    """The slot that holds each API input: the chart's ask for it, else one named after the input."""
+    api = flow.task.api
+    assert api is not None
+    by_field = {a.field.name: a.slot for a in flow.asks.values() if a.field is not None}
+    return {f.name: by_field.get(f.name) or _slug(f.label) for f in api.inputs}
+
+
 def gar_rows(flow: Flow, tool: str) -> list[dict[str, str]]:
     """An ask per API input, the query per query node, an inform per message."""
     api = flow.task.api
     assert api is not None
     rows: list[dict[str, str]] = []
     by_field = {a.field.name: a for a in flow.asks.values() if a.field is not None}
-    slot_of = {f.name: by_field[f.name].slot if f.name in by_field else _slug(f.label) for f in api.inputs}
+    slot_of = input_slots(flow)
     for f in api.inputs:
         ask = by_field.get(f.name) or Ask(f.name, slot_of[f.name], f)
         rows.append(_row(f"ask user for {f.label.lower()}", "ask_user_input", _expects(ask), "", slot_of[f.name]))

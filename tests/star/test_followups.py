@@ -114,7 +114,7 @@ def test_a_new_request_starts_at_once_and_the_waiting_question_is_asked_again_af
     assert [(g.type, g.pending) for g in waiting] == [("cabin.booking", "cabin_ask_name")]  # its question kept
 
     trace = say(orch, "Monday", sea(("Monday", "Calm")))
-    assert calls(trace) == [{"Day": "Monday", "Port": None}]
+    assert calls(trace) == [{"Day": "Monday"}]
     assert trace["actions"][-1] == "cabin_ask_name"  # back to the cabin: its question asked again
     assert "anything_else" not in trace["actions"]
     assert "anything else" not in trace["reply"].lower()  # no offer of more help while the cabin waits
@@ -130,7 +130,7 @@ def test_a_request_naming_a_value_of_another_sop_is_done_in_the_same_turn(orch: 
     assert trace["perception"]["intents"][0][0] == "ferry.timetable"
     assert trace["perception"]["intents"][0][1] < 0.5
     assert any("the request names it" in d for d in trace["decisions"])
-    assert calls(trace) == [{"Day": "Monday", "Port": None}]
+    assert calls(trace) == [{"Day": "Monday"}]
     assert [op["op"] for op in trace["stack_ops"]] == ["push", "suspend_and_activate", "done", "pop"]
     assert trace["actions"] == ["query", "ferry_inform_sailing", "cabin_ask_name"]
     assert "anything else" not in trace["reply"].lower()
@@ -141,7 +141,7 @@ def test_an_answer_given_with_a_new_request_is_kept(orch: Orchestrator) -> None:
     say(orch, "I'd like to book a cabin")
     assert say(orch, "Ada Lovelace")["actions"] == ["cabin_ask_type"]
     trace = say(orch, "A suite, please. Also, can you check the sea for Monday?", sea(("Monday", "Calm")))
-    assert calls(trace) == [{"Day": "Monday", "Port": None}]
+    assert calls(trace) == [{"Day": "Monday"}]
     assert "answer kept for cabin.booking: cabin_type" in trace["decisions"]
     assert trace["actions"][-1] == "cabin_ask_passengers"  # on return the next question, not the answered one
     assert "cabin_ask_type" not in trace["actions"]
@@ -181,14 +181,14 @@ def test_thanks_and_a_new_request_after_a_finished_one_starts_it(orch: Orchestra
     assert trace["actions"][-1] == "anything_else" and active(orch) is None
     trace = say(orch, "Ok, great! I'd like to check the sea for Monday", sea(("Monday", "Calm")))
     assert trace["act"] not in ("thanks", "goodbye", "offer_more")
-    assert calls(trace) == [{"Day": "Monday", "Port": None}]
+    assert calls(trace) == [{"Day": "Monday"}]
     assert trace["actions"][:2] == ["query", "ferry_inform_sailing"]
     assert sorted(g.type for g in goals_of(orch).values()) == ["cabin.booking", "ferry.timetable"]
 
 
 def test_thanks_for_a_result_starts_nothing(orch: Orchestrator) -> None:
     trace = say(orch, "What will the sea be like on Monday?", sea(("Monday", "Rough")))
-    assert calls(trace) == [{"Day": "Monday", "Port": None}]
+    assert calls(trace) == [{"Day": "Monday"}]
     before = goals_of(orch)
     trace = say(orch, "thanks for that!", sea(("Tuesday", "Calm")))
     assert trace["tool_calls"] == [] and trace["actions"] == []
@@ -202,7 +202,7 @@ def test_thanks_for_a_result_starts_nothing(orch: Orchestrator) -> None:
 
 def _rough_monday(orch: Orchestrator) -> None:
     trace = say(orch, "What will the sea be like on Monday?", sea(("Monday", "Rough")))
-    assert calls(trace) == [{"Day": "Monday", "Port": None}]
+    assert calls(trace) == [{"Day": "Monday"}]
     assert "Rough" in trace["reply"] and active(orch) is None
 
 
@@ -241,7 +241,7 @@ def test_when_will_it_change_stops_at_the_first_different_result(which: str, req
 def test_naming_a_day_is_not_a_search(sea_orch: Orchestrator) -> None:
     _rough_monday(sea_orch)
     trace = say(sea_orch, "and on Friday?", sea(("Friday", "Rough"), ("Saturday", "Calm")))
-    assert calls(trace) == [{"Day": "Friday", "Port": None}]  # one call, though the result is as rough as Monday
+    assert calls(trace) == [{"Day": "Friday"}]  # one call, though the result is as rough as Monday
     assert not any("search over" in d for d in trace["decisions"])
     assert "Friday" in trace["reply"]
 
