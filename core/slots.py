@@ -467,13 +467,13 @@ def find_option(message: str, options: list[str], *, loose: bool = False) -> str
     York" -> "New York City", "Cactus" -> "Cactus Club") when only one option starts so; then, when
     ``loose`` (the question asked for it), a small typo of a one-word option.
     """
-    text = T.normalise_clock(message)
+    text = T.normalise_clock(LEX.segment(message))
     found = [(m.start(), -len(o), o) for o in options for m in _option_pattern(o).finditer(text)]
     if not found:
         found = [(m.start(), 0, o) for o in options for m in [_initials(o, text)] if m]
     if not found:
         found = _leading_words(text, options)
-    chosen = [f for f in found if not T.excluded(text[:f[0]])]  # "not moderate, a cheap one" -> Cheap
+    chosen = [f for f in found if not _ruled_out(text, f[0], [g[0] for g in found])]  # "not moderate, a cheap one"
     if chosen:
         return min(chosen)[2]
     if found or not loose:
@@ -485,8 +485,9 @@ def option_mentions(message: str, options: list[str]) -> list[str]:
     """Every listed option a message names, in the order it names them ("from the 2nd until the
     5th" -> ["2nd", "5th"]); where two options overlap, the longer one."""
     text = T.normalise_clock(message)
+    starts = [m.start() for o in options for m in _option_pattern(o).finditer(text)]
     found = sorted((m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text)
-                   if not T.excluded(text[:m.start()]))
+                   if not _ruled_out(text, m.start(), starts))
     out: list[str] = []
     end = -1
     for start, _, stop, option in found:
@@ -494,6 +495,13 @@ def option_mentions(message: str, options: list[str]) -> list[str]:
             out.append(option)
             end = stop
     return out
+
+
+def _ruled_out(text: str, at: int, mentions: list[int]) -> bool:
+    """Whether the option mentioned at ``at`` is ruled out by the words just before it, with no other
+    option mentioned between them ("not expensive, a cheap one": only Expensive is ruled out)."""
+    start = T.excluded(text[:at])
+    return start is not None and not any(start <= m < at for m in mentions)
 
 
 def _by_content_words(message: str, options: list[str]) -> str | None:

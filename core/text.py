@@ -452,9 +452,11 @@ CLAUSE_BREAK = re.compile(rf"(?<=[.!?;])\s+|\s+(?:{LEX.alternation('clause_joine
 EXCLUDED = re.compile(_lex("excludes").pattern + r"\s+(?:[\w'-]+\s+){0,2}$", re.I)
 
 
-def excluded(before: str) -> bool:
-    """Whether the words just before an option rule it out ("not on the " before "West side")."""
-    return bool(EXCLUDED.search(before))
+def excluded(before: str) -> int | None:
+    """Where the words that rule out the option after ``before`` start ("not on the " before "West side"),
+    or None when nothing rules it out."""
+    m = EXCLUDED.search(before)
+    return m.start() if m else None
 
 
 def is_request(text: str) -> bool:

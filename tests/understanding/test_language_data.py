@@ -52,3 +52,15 @@ def test_every_phrase_of_every_language_file_is_a_valid_pattern() -> None:
                     re.compile(phrase.replace("{slot}", "x").replace("{c}", "x").replace("{p}", "x"))
                 except re.error as exc:  # pragma: no cover - the message names the entry
                     pytest.fail(f"{lx.language}.yaml {key}: {phrase!r} is not a valid pattern ({exc})")
+
+
+@pytest.mark.parametrize(("text", "chosen"), [
+    ("Not moderate. I want a cheap one", "Cheap"), ("anything but expensive", None),
+    ("No, the expensive one", "Expensive"), ("rather cheap than moderate", "Cheap"),
+    ("ไม่เอาแพง เอาถูก", "ถูก"),  # not the expensive one, the cheap one
+])
+def test_an_option_the_customer_rules_out_is_not_chosen(text: str, chosen: str | None) -> None:
+    from core.slots import find_option
+
+    options = ["Cheap", "Moderate", "Expensive"] if text.isascii() else ["ถูก", "ปานกลาง", "แพง"]
+    assert find_option(text, options) == chosen
