@@ -25,6 +25,7 @@ from core.slots import (
     labelled_value,
     option_mentions,
     person_name,
+    route_value,
     validate,
 )
 from core.sop.expr import evaluate, lookup, parse, paths, strip_context
@@ -281,6 +282,7 @@ class SpecialistAgent:
                     and _describes_more(corrected, sop) else \
                     person_name(text, asked=False) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
+                said = said or (route_value(text, name) if not st.describes and not st.person else None)
                 said = handle_value(said, name) if st.handle and said else said
                 if said:
                     found[name] = said
@@ -839,16 +841,17 @@ REQUEST_WORDS = frozenset("submit file make create raise lodge do like".split())
 
 def _invited_values_given(goal: Goal, sop: Sop, node: Node) -> list[str]:
     """The values a message step only invites, when the customer already gave some: a message with no
-    placeholders right before a tool whose inputs are all optional, naming some of those inputs ("you
-    can narrow it down by location or price" before a search taking location? and cost?). Such a
-    message is skipped (a clerk who was told "an expensive one, not in the west" searches at once)."""
+    placeholders right before a tool, naming optional inputs of it and no required one ("you can narrow
+    it down by location or price" before a search taking location? and cost?). Such a message is
+    skipped (a clerk who was told "an expensive one, not in the west" searches at once)."""
     nxt = sop.node(node.next) if node.next else None
-    if nxt is None or not nxt.tool or not nxt.params or any(not p.optional for p in nxt.params) \
-            or "{" in (node.message or "") or node.fills:
+    if nxt is None or not nxt.tool or not nxt.params or "{" in (node.message or "") or node.fills:
         return []
     said = {T.stem(w) for w in T.words(node.message or node.label)}
-    named = [p.name for p in nxt.params if {T.stem(w) for w in p.name.split("_")} & said]
-    return [n for n in named if not _unknown(goal, n)] if named else []
+    named = [p for p in nxt.params if {T.stem(w) for w in p.name.split("_")} & said]
+    if not named or any(not p.optional for p in named):
+        return []
+    return [p.name for p in named if not _unknown(goal, p.name)]
 
 
 def _unknown(goal: Goal, name: str) -> bool:

@@ -634,6 +634,40 @@ def labelled_text(message: str, label_words: set[str]) -> str | None:
     return None
 
 
+def _place_words(group: str) -> str:
+    """A place of up to six words, as a named group (it stops before "to", "then", "tomorrow" ...:
+    ``route_stops`` in the language files)."""
+    stops = LEX.alternation("route_stops") or "(?!x)x"
+    return rf"(?P<{group}>(?:the\s+)?[\w'&-]+(?:\s+(?!(?:{stops})\b)[\w'&-]+){{0,5}})"
+
+
+def route_value(message: str, slot: str) -> str | None:
+    """The start or the end of a route the customer states ("from the Airport to Hospital"), for a
+    free-text slot whose name says which it holds (``departure_location``, ``arrival_location``); None
+    when the name says neither or the message states no route."""
+    words = set(re.split(r"[_\W]+", slot.lower()))
+    start = bool(words & set(LEX.phrases("route_start_words")))
+    end = bool(words & set(LEX.phrases("route_end_words")))
+    if start == end:
+        return None
+    opens_from = LEX.alternation("route_from")
+    opens_to = LEX.alternation("route_to")
+    if not opens_from:
+        return None
+    pair = re.search(rf"\b(?:{opens_from})\s+{_place_words('a')}\s+(?:to|{opens_to})\s+{_place_words('b')}",
+                     message, re.I)
+    if pair:
+        return _place(pair.group("a" if start else "b"))
+    opens = opens_from if start else opens_to
+    m = re.search(rf"\b(?:{opens})\s+{_place_words('a')}", message, re.I) if opens else None
+    return _place(m.group("a")) if m else None
+
+
+def _place(words: str) -> str | None:
+    place = re.sub(r"^the\s+", "", words.strip(" .,!?'\""), flags=re.I)
+    return place if place and not T.is_judgement(place) else None
+
+
 CLAUSE_START = re.compile(r"^(?:and|but|or|so|because|then|also|please|thanks|thank|i|i'm|i'd|i'll|we|you|it|it's|"
                           r"my|the|this|that|can|could|would|will|is|are|do|does)\b", re.I)
 

@@ -24,7 +24,8 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "refers_back", "person", "value_frames", "units", "tens", "instructions", "judgement", "currency_words",
          "shopping_requests", "question_start", "question_inside", "question_words", "question_end", "request",
          "request_lead", "request_verbs", "unable", "narrated", "hostile", "asks_when", "clause_joiners",
-         "clause_comma_joiners", "clause_request_starts", "excludes")
+         "clause_comma_joiners", "clause_request_starts", "excludes", "route_from", "route_to", "route_stops",
+         "route_start_words", "route_end_words")
 
 
 @dataclass(frozen=True)

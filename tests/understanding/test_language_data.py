@@ -64,3 +64,17 @@ def test_an_option_the_customer_rules_out_is_not_chosen(text: str, chosen: str |
 
     options = ["Cheap", "Moderate", "Expensive"] if text.isascii() else ["ถูก", "ปานกลาง", "แพง"]
     assert find_option(text, options) == chosen
+
+
+@pytest.mark.parametrize(("text", "start", "end"), [
+    ("I need a van from Harbour Road to the Old Mill tomorrow", "Harbour Road", "Old Mill"),
+    ("can you pick me up at the train station please", "train station", None),
+    ("take me to Central Library", None, "Central Library"),
+    ("I want to book a van", None, None),  # "to book" names no place
+])
+def test_a_stated_route_fills_the_start_and_end_slots(text: str, start: str | None, end: str | None) -> None:
+    from core.slots import route_value
+
+    assert route_value(text, "pickup_place") == start
+    assert route_value(text, "destination") == end
+    assert route_value(text, "customer_name") is None  # a slot whose name is neither end of a route
