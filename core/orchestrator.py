@@ -419,15 +419,24 @@ class Orchestrator:
             reason = "the message answers the pending question"
         elif isinstance(c, GoBack) and any(isinstance(o, CorrectSlot) for o in commands):
             reason = "the message gives the new value"
-        elif isinstance(c, StartGoal) and active is not None and c.sop == active.type:
-            reason = "that request is the one running"
-        elif isinstance(c, StartGoal) and self._sop_agent(c.sop) is None:
-            reason = "no agent runs that SOP"
+        elif isinstance(c, StartGoal) and self._refuse_start(c, active):
+            reason = self._refuse_start(c, active)
         elif isinstance(c, SmallTalk | Unclear) and any(not isinstance(o, SmallTalk | Unclear) for o in commands):
             reason = "the message also does something else"
+        elif isinstance(c, SetSlots) and c.sop and (active is None or c.sop != active.type) and not any(
+                isinstance(o, StartGoal) and o.sop == c.sop and not self._refuse_start(o, active) for o in commands):
+            reason = "the SOP these values are for does not start"
         if reason:
             t.reading.drop(c, reason)
         return bool(reason)
+
+    def _refuse_start(self, c: StartGoal, active: Goal | None) -> str:
+        """Why a model's start_goal cannot be acted on ('' when it can)."""
+        if active is not None and c.sop == active.type:
+            return "that request is the one running"
+        if self._sop_agent(c.sop) is None:
+            return "no agent runs that SOP"
+        return ""
 
     def _take_values(self, t: Turn, goal: Goal, kept: list[Command]) -> bool | None:
         """The values a model read for the running goal: corrections keep the place in the flow, values
