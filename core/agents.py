@@ -18,6 +18,7 @@ from core.memory.defaults import accepted_value, decline_offers, offer_question,
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
 from core.slots import (
     SlotType,
+    correction_value,
     cut_at_labels,
     extract,
     handle_value,
@@ -289,12 +290,14 @@ class SpecialistAgent:
                 continue
             if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my PIN is 0314",
                 val = labelled_value(st, name, text)  # or the one number the customer could not give before
+                if not validate(st, val) and st.kind == "phone" and st.region:  # valid in the store's region:
+                    val = extract(st, text, asked=False)  # a phone number, labelled or not ("085 123 4567")
                 if not validate(st, val) and self._only_missing_number(goal, sop, name) and _lone_number(text):
                     val = extract(st, str(_lone_number(text)), asked=True)
                 if validate(st, val):
                     found[name] = val
                 continue
-            if st.kind not in ("money", "category", "brand", "model", "email", "id", "option"):
+            if st.kind not in ("money", "category", "brand", "model", "email", "id", "option", "date"):
                 continue
             val = extract(st, self._dated(st, text), asked=False)
             if not validate(st, val) and corrected != text:
@@ -302,6 +305,23 @@ class SpecialistAgent:
             if validate(st, val):
                 found[name] = val
         return _own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    def corrected_text(self, goal: Goal, sop: Sop, text: str) -> tuple[str, str] | None:
+        """"Sorry, I meant Spain, not Portugal" while the next question waits: the free-text answer given
+        last and its new value (the message without its correction words and what it rules out); None
+        when the answer given last was not free text or the message holds no new value."""
+        types = self.types(sop)
+        for entry in reversed(goal.memory):
+            node = next((n for n in sop.nodes.values() if n.asks and n.label == entry.action), None)
+            if node is None or entry.feedback != "success":
+                continue
+            names = [p.name for p in node.fills if p.name in types and types[p.name].kind == "text"
+                     and not types[p.name].describes and not types[p.name].person]
+            if not names:
+                return None
+            value = correction_value(text)
+            return (names[0], value) if value and value != goal.slots.get(names[0]) else None
+        return None
 
     def apply_correction(self, goal: Goal, sop: Sop, changes: dict[str, Any]) -> list[str]:
         """New values for slots the flow already used: update and rewind to where they are first needed."""
@@ -469,6 +489,10 @@ class SpecialistAgent:
             missing = [p.name for p in node.fills if not p.optional and _unknown(goal, p.name)]
             if not missing and node.fills:
                 resp.decisions.append(f"skip {node.label!r}: already known")
+                known = {p.name: goal.slots.get(p.name) for p in node.fills if not _unknown(goal, p.name)}
+                # remembered as answered: a decision right after it is judged on these values
+                goal.memory.append(MemoryEntry(action=node.label, observation=known, feedback="success",
+                                               turn=req.turn))
                 goal.step = node.next
                 return
             if missing and set(missing) <= set(goal.unavailable) and self._missing_way(sop, node):
@@ -771,7 +795,7 @@ def _lone_number(text: str) -> str | None:
     return found[0] if found and len({len(f) for f in found}) == 1 else None
 
 
-AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money"})
+AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money", "date"})
 TOPIC_NOISE = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "right", "please", "could",
                          "provide", "tell", "give", "share", "enter", "well", "also", "now"})
 

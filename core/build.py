@@ -184,7 +184,7 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "",
             for p in node.params:
                 types.setdefault(p.name, infer_type(p.name, asks.get(p.name, ""), vocab))
         for st in types.values():
-            st.region = region if st.kind == "phone" else ""
+            st.region = region if st.kind in ("phone", "date") else ""
         out[sop.id] = types
     return out
 

@@ -892,6 +892,10 @@ class Orchestrator:
         elsewhere = bool(other) and _free_text(agent, sop, pending) and _explained_by(p.text, other)
         answer = [] if elsewhere else list(agent.answer_values(goal, sop, p.text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not _part_of(v, answer)}
+        if goal.pending and not answer and not corrections and _corrects(p.text):  # "sorry, I meant Spain"
+            fix = agent.corrected_text(goal, sop, p.text)
+            if fix is not None:
+                corrections, fixes = dict([fix]), dict([fix])
         # "I made a mistake, the address is 14 Elm St" while a phone is asked: a correction, not an answer
         correcting = bool(set(corrections) & set(fixes)) and not answer
         accepted = None if elsewhere or correcting else agent.accept_answer(goal, sop, p.text, t.state.turn)

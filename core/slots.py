@@ -28,8 +28,8 @@ class SlotType:
     """What a slot holds, inferred from its name and the GAR/SOP text about it."""
 
     name: str
-    kind: str  # money | number | email | phone | boolean | digits | id | category | brand | model | choice |
-    #            option (one of the values the description lists) | text
+    kind: str  # money | number | email | phone | date | boolean | digits | id | category | brand | model |
+    #            choice | option (one of the values the description lists) | text
     vocab: list[str] = field(default_factory=list)
     digits: int = 0
     pattern: re.Pattern[str] | None = None
@@ -40,7 +40,7 @@ class SlotType:
     low: float | None = None  # a number's allowed range ("a number from 2 to 50")
     high: float | None = None
     unit: str = ""  # what a number counts ("how many people"): "12 people" gives it unasked
-    region: str = ""  # a phone number's home region (ISO country code, from the store)
+    region: str = ""  # a phone number's home region and how dates are written there (ISO country code)
 
 
 @dataclass
@@ -85,6 +85,7 @@ def _kind_of(text: str, original: str) -> str | None:
         (r"\d+[- ]digit|\b(otp|pin|passcode|one-time password|verification code|code)\b", "digits"),
         (r"\b(phone|mobile)\b", "phone"),
         (r"\be-?mail\b", "email"),
+        (r"\b(date|dates|birthday|dob)\b", "date"),
         (r"\bid\b", "id"),
         (r"\b(budget|price|amount|cost|money|spend)\b", "money"),
         (r"categor|type of product", "category"),
@@ -187,6 +188,48 @@ def in_name(msg: str, amount: T.Amount) -> bool:
 
 def _clean_num(v: float) -> float | int:
     return int(v) if float(v).is_integer() else v
+
+
+MONTH_FIRST = frozenset({"US", "PH", "FM", "MH", "PW", "BZ"})  # regions that write the month before the day
+NUMERIC_DATE = re.compile(r"\d{1,4}\s*[/.\-]\s*\d{1,2}(?:\s*[/.\-]\s*\d{2,4})?")
+DATE_WORD = re.compile(rf"(?<!\w)(?:{LEX.alternation('date_words')})(?!\w)", re.I)
+
+
+def _date(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    """A date in any common written form, in the store's languages ("the 3rd of December", "next
+    Friday", "12/01/2027" day first outside the US, "3 ธันวาคม"), as YYYY-MM-DD (dateparser). Unasked, only a
+    mention that is plainly a date: a month, a weekday, a relative day or a numeric date, never a bare
+    number."""
+    from datetime import datetime
+
+    from dateparser.search import search_dates
+
+    if not msg.strip():
+        return None
+    order = "MDY" if st.region.upper() in MONTH_FIRST else "DMY"
+    forward = not re.search(r"birth|dob|born", st.name + " " + st.example, re.I)
+    settings = {"DATE_ORDER": order, "PREFER_DATES_FROM": "future" if forward else "past",
+                "RELATIVE_BASE": datetime.now()}
+    languages = [lx.language for lx in LEX.lexicons()]
+    found: list[tuple[str, Any]] = []
+    for date_order in (order, "MDY" if order == "DMY" else "DMY"):  # "05/13/1980" reads only month first
+        try:
+            found = search_dates(msg, languages=languages, settings={**settings, "DATE_ORDER": date_order}) or []
+        except Exception:  # noqa: BLE001 - a text dateparser cannot read holds no date
+            found = []
+        if found:
+            break
+    for said, when in found:
+        if not forward and when.date() >= datetime.now().date():
+            continue  # a birth date is in the past ("what's the weather like today?" gives none)
+        bare_day = asked and re.fullmatch(r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?", said.strip(), re.I)  # "the 15th"
+        if bare_day and forward and when.date() < datetime.now().date():  # "the 15th" on the 25th: next month's
+            from dateutil.relativedelta import relativedelta
+
+            when = when + relativedelta(months=1)
+        if NUMERIC_DATE.search(said) or DATE_WORD.search(LEX.segment(said)) or bare_day:
+            return when.date().isoformat()
+    return None
 
 
 def _number(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
@@ -370,6 +413,21 @@ def _frames(slot: str) -> re.Pattern[str]:
     return re.compile(rf"^(?:(?:{fillers})\b[\s,.!]*)*(?:(?:{frames})\b[\s:,]*)?", re.I)
 
 
+def correction_value(message: str) -> str | None:
+    """The new value a correction gives ("sorry, I meant Spain, not Portugal" -> "Spain"): the words
+    after the correction phrase, without what the customer rules out; None when nothing is left."""
+    m = T.CORRECTION.search(message)
+    if m is None:
+        return None
+    rest = message[m.end():].lstrip(" ,.:;!")
+    while (more := T.CORRECTION.match(rest)) is not None:  # "actually, make it ..."
+        rest = rest[more.end():].lstrip(" ,.:;!")
+    rest = re.split(rf"[,;]?\s*\b(?:{LEX.alternation('excludes')})\b", rest, maxsplit=1, flags=re.I)[0]
+    rest = unframed(rest.strip(" ,.:;!?"), "")
+    value = rest.strip(" ,.:;!?'\"")
+    return value if T.words(value) and len(T.words(value)) <= 8 and not T.is_judgement(value) else None
+
+
 def unframed(message: str, slot: str) -> str:
     """A short answer without the words around it: "sorry, it's asanders122" -> "asanders122", "my
     username is mlopez" -> "mlopez" (lead-ins and frames from the language files)."""
@@ -382,7 +440,7 @@ def _option(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
     return find_option(msg, st.vocab, loose=asked)
 
 
-_EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _phone, "boolean": _boolean,
+_EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _phone, "date": _date, "boolean": _boolean,
                "digits": _digits, "id": _id, "category": _category, "brand": _brand, "model": _model,
                "choice": _choice, "option": _option, "text": _text}
 
@@ -397,6 +455,8 @@ def validate(st: SlotType, value: Any) -> bool:
         return len(str(value)) == st.digits
     if st.kind == "email":
         return bool(EMAIL.fullmatch(str(value)))
+    if st.kind == "date":
+        return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value)))
     if st.kind == "phone" and st.digits:
         return len(str(value)) == st.digits  # a "+cc" country code was already dropped by _phone
     if st.handle:

@@ -294,7 +294,8 @@ def _second_person(phrase: str) -> str:
     p = re.sub(r"\b(they|he|she)\b (want|wants)\b", "you want", p, flags=re.I)
     p = re.sub(r"\b(they|he|she)\b", "you", p, flags=re.I)
     p = re.sub(r"\b(their|his|her)\b", "your", p, flags=re.I)
-    if not re.match(r"^(the|your|a|an|which|what|how|one|any|to)\b", p, re.I) and not p.lower().startswith("you"):
+    if not re.match(r"^(the|your|a|an|which|what|how|one|any|to|where|when|whether|if|who|whom|why)\b", p, re.I) \
+            and not p.lower().startswith("you"):
         verbs = ("describe", "choose", "pick", "confirm", "select", "enter", "provide", "share", "give", "send")
         if not p.lower().startswith(verbs):
             p = "your " + p

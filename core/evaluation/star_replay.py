@@ -26,6 +26,7 @@ means the same day to both.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -41,6 +42,7 @@ from core.importers.star_format import Dialogue, StarApi, constraints
 from core.memory.base import PreferenceSummary
 from core.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Trace
 from core.orchestrator import Orchestrator
+from core.slots import SlotType, extract
 from core.sop.expr import lookup
 from core.sop.graph import Node, Sop
 from core.tools.gateway import ToolScript
@@ -509,10 +511,17 @@ def _latest_open(state: SessionState | None, sop_id: str) -> Goal | None:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Values equal once case, spacing and punctuation are ignored ("7pm" = "7 pm", 30 = "30")."""
+    """Values equal once case, spacing and punctuation are ignored ("7pm" = "7 pm", 30 = "30"), and a
+    date the engine keeps as YYYY-MM-DD equal to the same date as the wizard wrote it."""
     if a is None or b is None:
         return a is b
-    return T.squash(str(a)) == T.squash(str(b))
+    if T.squash(str(a)) == T.squash(str(b)):
+        return True
+    iso = next((str(v) for v in (a, b) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(v))), None)
+    if iso is None:
+        return False
+    other = str(b if str(a) == iso else a)
+    return extract(SlotType("date", "date"), other, asked=True) == iso
 
 
 class ReplayStore:

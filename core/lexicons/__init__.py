@@ -25,7 +25,7 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "shopping_requests", "question_start", "question_inside", "question_words", "question_end", "request",
          "request_lead", "request_verbs", "unable", "narrated", "hostile", "asks_when", "clause_joiners",
          "clause_comma_joiners", "clause_request_starts", "excludes", "route_from", "route_to", "route_stops",
-         "route_start_words", "route_end_words")
+         "route_start_words", "route_end_words", "date_words")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,10 @@ class Lexicon:
 
 def _load(path: Path) -> Lexicon:
     data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    for key in LISTS:
+        for item in data.get(key) or []:
+            if not isinstance(item, str):  # YAML reads a bare on/off/yes/no as true/false
+                raise ValueError(f"{path.name}: {key}: {item!r} is not a phrase; write it in quotes")
     lists = {k: tuple(str(x) for x in data.get(k) or []) for k in LISTS}
     language = str(data.get("language") or path.stem)
     return Lexicon(language, re.compile(str(data.get("script") or r"[A-Za-z]")), lists,

@@ -78,3 +78,34 @@ def test_a_stated_route_fills_the_start_and_end_slots(text: str, start: str | No
     assert route_value(text, "pickup_place") == start
     assert route_value(text, "destination") == end
     assert route_value(text, "customer_name") is None  # a slot whose name is neither end of a route
+
+
+@pytest.mark.parametrize(("text", "region", "asked", "iso"), [
+    ("I'm off on the 3rd of December 2030", "IE", False, "2030-12-03"),
+    ("leaving 12/01/2031", "IE", False, "2031-01-12"),  # day first outside the US
+    ("leaving 12/01/2031", "US", False, "2031-12-01"),
+    ("05/13/2031", "IE", True, "2031-05-13"),  # only one order reads it
+    ("เดินทางวันที่ 3 ธันวาคม 2030", "TH", False, "2030-12-03"),
+    ("for 3 people", "IE", False, None), ("14 Main Street, Cork T12 AB34", "IE", False, None),
+    ("3", "IE", False, None),  # a bare number given unasked is no date
+])
+def test_dates_in_their_written_forms(text: str, region: str, asked: bool, iso: str | None) -> None:
+    from core.slots import SlotType, extract
+
+    assert extract(SlotType("travel_date", "date", region=region), text, asked=asked) == iso
+
+
+def test_a_birth_date_is_in_the_past() -> None:
+    from core.slots import SlotType, extract
+
+    dob = SlotType("date_of_birth", "date")
+    assert extract(dob, "9 December 1906", asked=True) == "1906-12-09"
+    assert extract(dob, "what's the weather like today?", asked=False) is None
+
+
+def test_a_correction_gives_its_new_value_without_what_it_rules_out() -> None:
+    from core.slots import correction_value
+
+    assert correction_value("sorry, I meant Spain, not Portugal") == "Spain"
+    assert correction_value("actually make it the Old Mill instead of the Harbour") == "the Old Mill"
+    assert correction_value("Portugal") is None  # no correction words
