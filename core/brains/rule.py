@@ -10,6 +10,7 @@ import numpy as np
 from core import text as T
 from core.brains.base import Perception
 from core.retrieval import CachedEmbedder
+from core.slots import listed_options
 from core.sop.graph import Node, Sop
 
 NEGATION = re.compile(r"\b(not|no|never|none|nothing|without|doesn't|does not|don't|do not|isn't|is not|can't|"
@@ -281,10 +282,13 @@ def question_from_action(action: str, expects: str) -> str:
         x = _second_person(x)
     q = form.format(x=x)
     hint = expects.strip()
+    options = listed_options(hint)
     if yes_no:
         q += " (yes or no)"
     elif re.search(r"\b(e\.g\.|for example|like|digit)", hint, re.I):
         q += f" ({hint[0].lower() + hint[1:]})"
+    elif 2 <= len(options) <= 8 and not any(o.lower() in q.lower() for o in options):  # the answers to pick from
+        q += f" ({', '.join(options[:-1])} or {options[-1]})"
     return q
 
 
