@@ -16,7 +16,12 @@ def allowed_numbers(sources: list[Any]) -> set[float]:
     for src in sources:
         text = src if isinstance(src, str) else json.dumps(src, default=str, ensure_ascii=False)
         found |= number_forms(text)
+        for m in ISO_DATE.finditer(text):  # "2025-06-14" is written "14 June 2025" in a message
+            found |= {float(int(part)) for part in m.groups()}
     return found
+
+
+ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
 def ungrounded(reply: str, allowed: set[float]) -> list[float]:

@@ -226,9 +226,11 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
     """Replace ``{context.key}`` / ``{key}`` placeholders; unknown keys stay visible as-is."""
     from core.sop.expr import lookup
 
+    from core.lexicons import written_date
+
     def sub(m: re.Match[str]) -> str:
         val = lookup(values, m.group(1))
-        return m.group(0) if val is None else str(val)
+        return m.group(0) if val is None else written_date(str(val))  # a date as people write it
 
     return PLACEHOLDER.sub(sub, template)
 

@@ -25,7 +25,7 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "shopping_requests", "question_start", "question_inside", "question_words", "question_end", "request",
          "request_lead", "request_verbs", "unable", "narrated", "hostile", "asks_when", "clause_joiners",
          "clause_comma_joiners", "clause_request_starts", "excludes", "route_from", "route_to", "route_stops",
-         "route_start_words", "route_end_words", "date_words")
+         "route_start_words", "route_end_words", "date_words", "month_names")
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,20 @@ def alternation(key: str) -> str:
     """A list over all languages as one regular-expression alternation (a space in a phrase stands for any
     run of white space)."""
     return "|".join(re.sub(r" (?![?*+{])", r"\\s+", p) for p in phrases(key))
+
+
+def written_date(iso: str, language: str = "en") -> str:
+    """A YYYY-MM-DD date as a message writes it ("27 November 2026"), in ``language`` where its file
+    names the months (else English); anything else unchanged."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", iso)
+    if m is None:
+        return iso
+    by_language = {lx.language: lx.get("month_names") for lx in lexicons()}
+    months = by_language.get(language) or by_language.get("en") or ()
+    month = int(m.group(2))
+    if len(months) != 12 or not 1 <= month <= 12:
+        return iso
+    return f"{int(m.group(3))} {months[month - 1]} {m.group(1)}"
 
 
 def language_of(text: str) -> str:

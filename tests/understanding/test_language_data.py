@@ -109,3 +109,14 @@ def test_a_correction_gives_its_new_value_without_what_it_rules_out() -> None:
     assert correction_value("sorry, I meant Spain, not Portugal") == "Spain"
     assert correction_value("actually make it the Old Mill instead of the Harbour") == "the Old Mill"
     assert correction_value("Portugal") is None  # no correction words
+
+
+def test_a_date_is_written_as_people_write_it_and_stays_grounded() -> None:
+    from core.grounding import allowed_numbers, ungrounded
+    from core.lexicons import written_date
+
+    assert written_date("2026-12-03") == "3 December 2026"
+    assert written_date("2026-12-03", "th") == "3 ธันวาคม 2026"
+    assert written_date("ORD-10021") == "ORD-10021"
+    assert ungrounded("It arrives on 14 June 2025.", allowed_numbers([{"eta": "2025-06-14"}])) == []
+    assert ungrounded("It arrives on 15 June 2025.", allowed_numbers([{"eta": "2025-06-14"}])) == [15.0]
