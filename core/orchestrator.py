@@ -12,12 +12,13 @@ from typing import Any
 from core import render
 from core import text as T
 from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
-from core.domain.commerce import Commerce
 from core.brains.base import Brain, Perception, TurnContext, begin_turn, phrase
 from core.brains.rule import asked_subject
+from core.domain.commerce import Commerce
 from core.errors import LLMUnavailableError, StateConflictError
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
+from core.lexicons import language_names, language_of, readable
 from core.memory.base import (
     MemoryUnavailableError,
     PreferenceMemory,
@@ -27,21 +28,20 @@ from core.memory.base import (
 )
 from core.models import Goal, GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
+from core.replies import say
 from core.slots import Vocabulary, find_option
 from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.store.base import StateStore
 from core.tools.gateway import ToolGateway, ToolScript
-from core.lexicons import language_names, language_of, readable
-from core.replies import say
 from core.understanding import (
     Answer,
     CancelGoal,
     Command,
     CorrectSlot,
     FollowUp,
-    HumanHandoff,
     GoBack,
+    HumanHandoff,
     KnowledgeQuestion,
     Reading,
     SetSlots,
@@ -297,7 +297,7 @@ class Orchestrator:
         an attempt at an answer, even a wrong one, not a new request."""
         sop = self.sops.get(goal.type)
         node = sop.node(goal.pending) if sop else None
-        if node is None:
+        if sop is None or node is None:
             return False
         said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
         if _names(node, said):  # "my request id is 8532", "where do I find my order number?"
@@ -637,8 +637,8 @@ class Orchestrator:
         # values several SOPs list ("Friday"): the SOP given the most of them ("the Falls Path on Friday"),
         # else the one finished last ("and on Saturday?" after its report)
         named = [sid for sid, vals in given.items() if all(vals > v for k, v in given.items() if k != sid)]
-        found = self._last_completed(t) if given else None
-        finished = found[0].type if found is not None else ""
+        last = self._last_completed(t) if given else None
+        finished = last[0].type if last is not None else ""
         if not named and finished in given:
             named = [finished]
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
@@ -730,7 +730,7 @@ class Orchestrator:
             return
         source = active if active is not None else (found[0] if (found := self._last_completed(t)) else None)
         results = [v for v in source.slots.values() if isinstance(v, dict)] if source is not None else []
-        if not results:
+        if source is None or not results:
             return
         shown = [str(v) for r in results[-1:] for v in r.values() if isinstance(v, str) and v]
         filled: dict[str, str] = {}
@@ -832,7 +832,8 @@ class Orchestrator:
                                        words=value_words(t.perception.text, kept)))
                 t.trace.decisions.append(f"kept for {sop.id}: {', '.join(sorted(kept))}")
 
-    def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool, given: dict[str, Any] | None = None) -> None:
+    def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool,
+                     given: dict[str, Any] | None = None) -> None:
         """The values the message gives for ``goal``: read by the rules, or ``given`` by a model's reading."""
         if given is not None:
             goal.slots.update(given)

@@ -378,7 +378,7 @@ def is_judgement(text: str) -> bool:
     """Whether words in a value's place judge the value instead of giving one ("wrong", "a typo")."""
     t = LEX.segment(text.strip(" .!,'\"").lower())
     m = JUDGEMENT.match(t)
-    return bool(m) and not t[m.end():].strip(" .!,")
+    return m is not None and not t[m.end():].strip(" .!,")
 
 
 def is_unable(text: str) -> bool:

@@ -54,7 +54,8 @@ if wanted and st.query_params.get(services.URL_SESSION) == sid:
         widgets.trace(found)
         st.divider()
 
-tabs = st.tabs(["Timeline", "Flow", "Execution memory", "Tool calls", "Preference memory", "SessionState JSON", "Export"])
+tabs = st.tabs(["Timeline", "Flow", "Execution memory", "Tool calls", "Preference memory", "SessionState JSON",
+               "Export"])
 with tabs[0]:
     st.caption("Goal and stack changes turn by turn (stack shown bottom → top after the turn).")
     st.dataframe(pd.DataFrame(pg.timeline(sid)), hide_index=True, width="stretch")

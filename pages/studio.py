@@ -9,16 +9,16 @@ import streamlit as st
 from streamlit_ace import st_ace
 
 from core.errors import UserInputError
-from core.workspace import GAR_COLUMNS
 from core.playground import CheckResult, templates
+from core.workspace import GAR_COLUMNS
 from ui import services, widgets
 
 pg = services.current()
 gen = st.session_state.setdefault("studio_generation", 0)
 PICKED = "studio_sop"  # the SOP file shown, kept across reruns, tabs and pages
-HELD = "studio_held"
+HELD = "studio_held"  # a save held back because it would break conversation tests: {rel, text}
 PLAIN = "studio_plain_editor"  # the plain text area instead of the highlighting editor
-PLAIN_KEPT = "studio_plain_kept"  # that choice, kept across pages  # a save held back because it would break conversation tests: {rel, text}
+PLAIN_KEPT = "studio_plain_kept"  # that choice, kept across pages
 
 
 def refresh() -> None:
@@ -256,7 +256,7 @@ with tab_history:
             d, t = change.stamp[:8], change.stamp[9:15]
             when = f"{d[:4]}-{d[4:6]}-{d[6:]} {t[:2]}:{t[2:4]}:{t[4:]} UTC"
             with st.expander(f"{change.label} · {when}", expanded=i == 0):
-                for rel, diff in pg.change_diff(change).items():
+                for diff in pg.change_diff(change).values():
                     st.code(diff, language="diff")
     st.markdown("**Workspace lint**")
     widgets.problems(pg.problems, ok_text="The workspace lints clean.")

@@ -16,6 +16,7 @@ orchestrator's command processor's business (precedence, docs/turn.md).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -200,71 +201,85 @@ def check_reading(reading: Reading, scope: ReadingScope) -> ReadingResult:
 
 
 def _check_command(c: WireCommand, scope: ReadingScope, started: str | None) -> Command:
-    text = scope.text
+    """One wire command as the typed command it stands for, or why it cannot be one."""
     if c.command == "set_slots" and c.sop and c.sop != scope.running:
         return _values_for_started(c, scope, started)
     if c.slots and c.command not in ("answer", "set_slots", "correct_slot"):
         raise InvalidProposal(f"slots belong to answer, set_slots or correct_slot, not to {c.command!r}")
-    if c.command == "start_goal":
-        if not c.sop or c.sop not in scope.sop_ids:
-            known = ", ".join(scope.sop_ids) or "(none)"
-            raise InvalidProposal(f"sop {c.sop!r} is not one of the SOPs: {known}")
-        return StartGoal(evidence=text, sop=c.sop, score=1.0)
-    if c.command == "answer":
-        node = scope.pending
-        if node is None or not node.fills:
-            raise InvalidProposal("no question is pending, so the message cannot be an answer; use start_goal, "
-                                  "knowledge_question, small_talk or another command")
-        values = _check_slots(c.slots, scope, {p.name for p in node.fills}, "the pending question fills")
-        return Answer(evidence=text, question=node.label, value=values)
-    if c.command in ("set_slots", "correct_slot"):
-        if scope.running is None:
-            raise InvalidProposal(f"no SOP is running, so {c.command} has no slot to set; use start_goal")
-        own = set(scope.slot_types)
-        if c.command == "correct_slot":
-            allowed, what = own & scope.filled, "slots with a value to correct"
-        else:
-            pending = {p.name for p in scope.pending.fills} if scope.pending is not None else set()
-            allowed, what = own - pending, "slots of later questions (the pending one takes answer)"
-        if not c.slots:
-            raise InvalidProposal(f"{c.command} needs at least one slot")
-        values = _check_slots(c.slots, scope, allowed, what)
-        if c.command == "correct_slot":
-            [(name, value)] = list(values.items())[:1]
-            return CorrectSlot(evidence=text, slot=name, value=value)
-        return SetSlots(evidence=text, values=values, words=value_words(text, values))
-    if c.command in ("go_back", "skip", "cancel_goal") and scope.running is None:
-        raise InvalidProposal(f"no SOP is running, so there is nothing to {c.command.replace('_goal', '')}")
-    if c.command == "go_back":
-        return GoBack(evidence=text)
-    if c.command == "skip":
-        if scope.pending is None:
-            raise InvalidProposal("no question is pending, so there is nothing to skip")
-        return Skip(evidence=text, question=scope.pending.label)
-    if c.command == "cancel_goal":
-        return CancelGoal(evidence=text, goal=scope.running or "")
-    if c.command == "knowledge_question":
-        query = " ".join((c.query or text).split())
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidProposal(f"query is longer than {MAX_QUERY_CHARS} characters; write a short search query")
-        return KnowledgeQuestion(evidence=text, query=query if KB_TOOL in scope.tools else "")
-    if c.command == "follow_up":
-        return FollowUp(evidence=text, about="items" if scope.candidates else "reopen")
-    if c.command == "small_talk":
-        return SmallTalk(evidence=text, act=c.act or "other")
-    if c.command == "human_handoff":
-        return HumanHandoff(evidence=text)
-    return Unclear(evidence=text, why="the model could not tell")
+    if c.command in ("set_slots", "correct_slot", "go_back", "skip", "cancel_goal") and scope.running is None:
+        raise InvalidProposal(f"no SOP is running, so {c.command} has nothing to act on; use start_goal")
+    check = _CHECKS.get(c.command)
+    return check(c, scope) if check is not None else Unclear(evidence=scope.text, why="the model could not tell")
+
+
+def _start(c: WireCommand, scope: ReadingScope) -> Command:
+    if not c.sop or c.sop not in scope.sop_ids:
+        known = ", ".join(scope.sop_ids) or "(none)"
+        raise InvalidProposal(f"sop {c.sop!r} is not one of the SOPs: {known}")
+    return StartGoal(evidence=scope.text, sop=c.sop, score=1.0)
+
+
+def _answer(c: WireCommand, scope: ReadingScope) -> Command:
+    node = scope.pending
+    if node is None or not node.fills:
+        raise InvalidProposal("no question is pending, so the message cannot be an answer; use start_goal, "
+                              "knowledge_question, small_talk or another command")
+    values = _check_slots(c.slots, scope, {p.name for p in node.fills}, "the pending question fills")
+    return Answer(evidence=scope.text, question=node.label, value=values)
+
+
+def _slot_values(c: WireCommand, scope: ReadingScope) -> Command:
+    own = set(scope.slot_types)
+    if c.command == "correct_slot":
+        allowed, what = own & scope.filled, "slots with a value to correct"
+    else:
+        pending = {p.name for p in scope.pending.fills} if scope.pending is not None else set()
+        allowed, what = own - pending, "slots of later questions (the pending one takes answer)"
+    if not c.slots:
+        raise InvalidProposal(f"{c.command} needs at least one slot")
+    values = _check_slots(c.slots, scope, allowed, what)
+    if c.command == "correct_slot":
+        [(name, value)] = list(values.items())[:1]
+        return CorrectSlot(evidence=scope.text, slot=name, value=value)
+    return SetSlots(evidence=scope.text, values=values, words=value_words(scope.text, values))
+
+
+def _skip(c: WireCommand, scope: ReadingScope) -> Command:
+    if scope.pending is None:
+        raise InvalidProposal("no question is pending, so there is nothing to skip")
+    return Skip(evidence=scope.text, question=scope.pending.label)
+
+
+def _question(c: WireCommand, scope: ReadingScope) -> Command:
+    query = " ".join((c.query or scope.text).split())
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidProposal(f"query is longer than {MAX_QUERY_CHARS} characters; write a short search query")
+    return KnowledgeQuestion(evidence=scope.text, query=query if KB_TOOL in scope.tools else "")
+
+
+_CHECKS: dict[str, Callable[[WireCommand, ReadingScope], Command]] = {
+    "start_goal": _start,
+    "answer": _answer,
+    "set_slots": _slot_values,
+    "correct_slot": _slot_values,
+    "go_back": lambda c, scope: GoBack(evidence=scope.text),
+    "skip": _skip,
+    "cancel_goal": lambda c, scope: CancelGoal(evidence=scope.text, goal=scope.running or ""),
+    "knowledge_question": _question,
+    "follow_up": lambda c, scope: FollowUp(evidence=scope.text, about="items" if scope.candidates else "reopen"),
+    "small_talk": lambda c, scope: SmallTalk(evidence=scope.text, act=c.act or "other"),
+    "human_handoff": lambda c, scope: HumanHandoff(evidence=scope.text),
+}
 
 
 def _values_for_started(c: WireCommand, scope: ReadingScope, started: str | None) -> SetSlots:
     """Values the message gives for the SOP it starts ("a refund for order NW-10483")."""
-    if c.sop != started:
+    if started is None or c.sop != started:
         raise InvalidProposal(f"set_slots for {c.sop!r}: values go to the running SOP (sop null) or to the SOP "
                               f"this message starts ({started or 'none'})")
-    types = scope.all_types.get(c.sop, {})
-    values = _check_slots(c.slots, scope, set(types), f"the slots of {c.sop}", types)
-    return SetSlots(evidence=scope.text, values=values, words=value_words(scope.text, values), sop=c.sop)
+    types = scope.all_types.get(started, {})
+    values = _check_slots(c.slots, scope, set(types), f"the slots of {started}", types)
+    return SetSlots(evidence=scope.text, values=values, words=value_words(scope.text, values), sop=started)
 
 
 def _check_slots(values: list[SlotValue], scope: ReadingScope, allowed: set[str], what: str,

@@ -59,11 +59,11 @@ from core.brains.prompts import (
     wording_messages,
 )
 from core.brains.rule import RuleBrain
-from core.understanding.commands import SmallTalk
 from core.domain.commerce import offered
 from core.errors import LLMUnavailableError
 from core.slots import SlotType
 from core.sop.graph import Node, Sop
+from core.understanding.commands import SmallTalk
 
 __all__ = ["LLMBrain", "LLMSettings", "OpenAIChat", "Mode"]
 

@@ -224,9 +224,8 @@ PLACEHOLDER = re.compile(r"\{(?:context\.)?([\w.]+)\}")
 
 def fill_template(template: str, values: dict[str, Any]) -> str:
     """Replace ``{context.key}`` / ``{key}`` placeholders; unknown keys stay visible as-is."""
-    from core.sop.expr import lookup
-
     from core.lexicons import written_date
+    from core.sop.expr import lookup
 
     def sub(m: re.Match[str]) -> str:
         val = lookup(values, m.group(1))

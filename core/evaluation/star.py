@@ -366,7 +366,7 @@ def leave_one_domain_out(folder: str | Path, brain: str = "rule", jobs: int = 0,
     folds: dict[str, Any] = {}
     domains = sorted({domain_of(r.dialogue.tasks[0]) for run in runs.values() for r in run.results})
     for held in domains:
-        def score(report: StarReport, inside: bool) -> float:
+        def score(report: StarReport, inside: bool, held: str = held) -> float:
             turns = [t for r in report.results if (domain_of(r.dialogue.tasks[0]) == held) == inside for t in r.turns]
             return weighted_f1([t.gold for t in turns], [t.predicted for t in turns]) if turns else 0.0
 

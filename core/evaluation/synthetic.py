@@ -10,7 +10,6 @@ wrong (the agent has left the path).
 from __future__ import annotations
 
 import re
-
 import tempfile
 import time
 from collections import Counter

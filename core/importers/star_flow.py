@@ -43,7 +43,9 @@ NOTHING_FOUND = re.compile(r"\b(no|nothing|cannot|can'?t|could ?n[o']t|unable to
 MIN_MATCH = 1.0  # a word unique to one API input, or two shared ones
 QUESTION_HINTS = {"your": ("customer",), "where": ("location", "address", "place"), "when": ("date", "day", "time")}
 WEAK_MATCH = 0.5
-SHARED_MATCH = 0.25  # a word at most two inputs and two asks use: better than pairing by position  # a word unique to one input that two asks use, once no other input matches as well
+# a word at most two inputs and two asks use: better than pairing by position (a word unique to one input
+# that two asks use, once no other input matches as well)
+SHARED_MATCH = 0.25
 
 
 @dataclass

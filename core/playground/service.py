@@ -53,15 +53,15 @@ from core.playground.uploads import (
     check_mapping,
     inventory_change,
     kb_change,
-    replace_top_level_block,
     read_inventory,
+    replace_top_level_block,
     safe_filename,
 )
 from core.problems import Problem, errors
+from core.recording import accept, chat_spec, dump, file_stem, fill_expectations
 from core.retrieval import CachedEmbedder, Progress
 from core.sop import Sop
 from core.store import open_state_store
-from core.recording import accept, chat_spec, dump, file_stem, fill_expectations
 from core.testing import FileResult, WorkspaceCache, run_file, run_spec
 from core.tools.declared import HttpTool, PythonTool
 from core.workspace import GAR_COLUMNS, read_text_file

@@ -163,4 +163,5 @@ class Sop:
 
     def walked(self, path: list[str]) -> set[tuple[str, str]]:
         """The edges a sequence of visited node ids went along (consecutive pairs joined by an edge)."""
-        return {(a, b) for a, b in zip(path, path[1:], strict=False) if a in self.nodes and b in self.nodes[a].targets()}
+        return {(a, b) for a, b in zip(path, path[1:], strict=False)
+                if a in self.nodes and b in self.nodes[a].targets()}

@@ -107,7 +107,7 @@ def test_an_answer_or_cancel_needs_a_running_request_and_unclear_abstains(seller
     idle = ReadingScope("hi", [x.id for x in seller.sops])
     with pytest.raises(InvalidProposal, match="no question is pending"):
         check_reading(read("answer"), idle)
-    with pytest.raises(InvalidProposal, match="nothing to cancel"):
+    with pytest.raises(InvalidProposal, match="no SOP is running, so cancel_goal"):
         check_reading(read("cancel_goal"), idle)
     with pytest.raises(Abstain):
         check_reading(read("unclear"), scope(seller, "hi"))

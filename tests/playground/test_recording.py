@@ -158,6 +158,7 @@ def test_each_saved_change_shows_what_it_changed(pg: Playground) -> None:
     second = first.replace("title: Find a product\n", "title: Find a product for you\n")
     assert pg.save_sop("recommend_item.sop", second).saved
     newest, older = pg.backups()[:2]
-    assert "-title: Find a product\n+title: Find a product for you\n" in pg.change_diff(newest)["sops/recommend_item.sop"]
+    diff = pg.change_diff(newest)["sops/recommend_item.sop"]
+    assert "-title: Find a product\n+title: Find a product for you\n" in diff
     diff = pg.change_diff(older)["sops/recommend_item.sop"]  # up to the next save, not to what is on disk now
     assert "-    tell user nothing matched\n+    say goodbye politely\n" in diff and "for you" not in diff
