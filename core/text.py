@@ -220,6 +220,9 @@ def yes_no(text: str) -> bool | None:
     means no and a plain affirmation ("I still have it") means yes.
     """
     t = LEAD_FILLER.sub("", LEX.segment(text.strip().lower()))
+    first, _, rest = t.partition(". ")
+    if rest and len(words(first)) <= 2 and not (YES.match(first) or NO.match(first)):  # "OMG. Yes, thank you!"
+        t = LEAD_FILLER.sub("", rest.strip())
     if UNSURE.search(t) or is_question(t):
         return None
     if NO.match(t):

@@ -120,3 +120,13 @@ def test_a_date_is_written_as_people_write_it_and_stays_grounded() -> None:
     assert written_date("ORD-10021") == "ORD-10021"
     assert ungrounded("It arrives on 14 June 2025.", allowed_numbers([{"eta": "2025-06-14"}])) == []
     assert ungrounded("It arrives on 15 June 2025.", allowed_numbers([{"eta": "2025-06-14"}])) == [15.0]
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ("That sounds good. Book it please", True), ("Wow. Yes, thank you so much!", True),
+    ("Hmm. No, that is too much", False), ("that works for me", True),
+    ("Great, but is there a cheaper one?", None),  # a question is no yes
+    ("ใช่ ครับ", True),
+])
+def test_a_yes_or_no_after_a_reaction(text: str, answer: bool | None) -> None:
+    assert T.yes_no(text) is answer
