@@ -259,7 +259,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
                         settings=settings, store_name=cfg.name, commerce=commerce, greeting=cfg.greeting,
-                        languages=cfg.languages,
+                        aliases=cfg.aliases, languages=cfg.languages,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
 
 

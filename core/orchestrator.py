@@ -98,7 +98,8 @@ class Orchestrator:
                  sop_agent: dict[str, str], brain: Brain, gateway: ToolGateway, store: StateStore,
                  memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
                  store_name: str = "", grounding_text: list[str] | None = None,
-                 commerce: Commerce | None = None, greeting: str = "", languages: tuple[str, ...] = ()) -> None:
+                 commerce: Commerce | None = None, greeting: str = "", languages: tuple[str, ...] = (),
+                 aliases: dict[str, str] | None = None) -> None:
         self.workspace_id = workspace_id
         self.sops = {s.id: s for s in sops}
         self.agents = agents
@@ -113,6 +114,7 @@ class Orchestrator:
         self.store_name = store_name
         self.commerce = commerce
         self.greeting = greeting
+        self.aliases = T.Aliases(aliases or {})
         self.languages = languages
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
         self._subjects = _subjects(sops)
@@ -182,9 +184,12 @@ class Orchestrator:
         state.turn += 1
         cust = self._customer(state)
         prefs, memory_notes = self._safe_summary(cust)
+        trace = Trace(session_id=session_id, turn=state.turn, user=text)
+        said, text = text, self.aliases.apply(text)  # the store's own words for the customer's ("เมาส์" -> Mouse)
+        if text != said:
+            trace.decisions.append(f"read with the store's words: {text!r}")
         update = extract_preferences(text, self.vocab)
         prefs = apply_update(prefs, update)
-        trace = Trace(session_id=session_id, turn=state.turn, user=text)
         begin_turn(self.brain, TurnContext(state, trace))
         trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump(),
                         **memory_notes}
@@ -192,15 +197,15 @@ class Orchestrator:
         need_intents = not self._clear_answer(active, text)
         perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
         trace.perception = perception.as_dict()
-        language = language_of(text)
+        language = language_of(said)
         if self.languages and language not in self.languages:
             language = self.languages[0]
         t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language))
         if cut:
             trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
-        state.history.append(Message(role="user", text=text, turn=state.turn))
+        state.history.append(Message(role="user", text=said, turn=state.turn))
         self._reconcile(t)
-        if readable(text, self.languages):
+        if readable(said, self.languages):
             self._route(t)
         else:  # written in a language the store does not take: say which it does, keep every goal as it is
             trace.act = "unsupported_language"

@@ -383,6 +383,11 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool =
     for word, idx in ORDINALS.items():
         if word != "one" and idx < len(cands) and re.search(rf"(\bthe {word}\b|\b{word} one\b|^\W*{word}\W*$)", low):
             return cands[idx]
+    spaced = LEX.segment(low)
+    for lx in LEX.lexicons():  # "เอาอันที่สอง": a place in the list, in the language files' own words
+        for idx, phrase in enumerate(lx.get("ordinals")):
+            if idx < len(cands) and re.search(rf"(?<![\w\u0E00-\u0E7F])(?:{phrase})(?![\w\u0E00-\u0E7F])", spaced):
+                return cands[idx]
     if re.search(r"\b(last|latter)\b", low):
         return cands[-1]
     if re.search(r"\b(cheapest|cheaper|least expensive)\b", low):

@@ -483,3 +483,23 @@ def asks_when(text: str) -> bool:
     """Whether a message asks when (or on which day) something will be the case ("When will it be
     nice again?", "what day will it be sunny?")."""
     return bool(WHEN.search(text)) and (is_question(text) or is_request(text))
+
+
+class Aliases:
+    """A store's words for the words its customers use (store.yaml ``aliases:``), applied to a message
+    before it is read: whole words only, Thai once segmented."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = {LEX.segment(k).lower(): v for k, v in mapping.items()}
+        keys = sorted(self.mapping, key=len, reverse=True)
+        self.pattern = re.compile(L0 + "(" + "|".join(r"\s+".join(map(re.escape, k.split())) for k in keys) + ")" + L1,
+                                  re.I) if keys else None
+
+    def apply(self, text: str) -> str:
+        """The message with each alias replaced by the store's word (unchanged when none is said)."""
+        if self.pattern is None:
+            return text
+        spaced = LEX.segment(text)
+        if not self.pattern.search(spaced):
+            return text
+        return self.pattern.sub(lambda m: self.mapping.get(" ".join(m.group(0).lower().split()), m.group(0)), spaced)

@@ -18,7 +18,7 @@ from core.yamlsrc import Path_, line_of, load_with_lines
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
             "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
-            "languages": list}
+            "languages": list, "aliases": dict}
 COMMERCE_KEYS = {"search_tool": str, "slots": dict}
 INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
 ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
@@ -125,6 +125,7 @@ class StoreConfig:
     commerce: CommerceDecl | None = None  # item behaviour; on (with defaults) when an inventory is mapped
     greeting: str = ""  # how the agent opens its answer to a hello (default: the language's own hello)
     languages: tuple[str, ...] = ()  # the languages customers may write in (default: every language known)
+    aliases: dict[str, str] = field(default_factory=dict)  # words customers use -> the store's own ("เมาส์": Mouse)
 
     @property
     def home_region(self) -> str:
@@ -244,6 +245,7 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
                       description=str(data.get("description") or ""), region=str(data.get("region") or ""))
     cfg.greeting = " ".join(str(data.get("greeting") or "").split())
     cfg.languages = _languages(data.get("languages"), chk)
+    cfg.aliases = _aliases(data.get("aliases"), chk)
     cfg.inventory = _inventory(data.get("inventory"), chk)
     cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
     cfg.agents = _agents(data.get("agents"), chk)
@@ -253,6 +255,21 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         chk.keys(settings, SETTINGS_KEYS, ("settings",), "settings")
         cfg.settings = {k: v for k, v in settings.items() if k in SETTINGS_KEYS}
     return cfg, chk.problems
+
+
+def _aliases(raw: Any, chk: _Checker) -> dict[str, str]:
+    """The ``aliases:`` mapping: words customers use (in any language) -> the store's own words for them
+    (a category, a brand, a feature): "เมาส์: Mouse" lets a Thai customer name the demo's mice."""
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, str] = {}
+    for said, meant in raw.items():
+        if not isinstance(said, str) or not said.strip() or not isinstance(meant, str) or not meant.strip():
+            chk.add(("aliases", said), "error", f"aliases: {said!r}: {meant!r} must map a word to a word "
+                    "(write both in quotes when they look like numbers or yes/no)")
+            continue
+        out[" ".join(said.split())] = " ".join(meant.split())
+    return out
 
 
 def _languages(raw: Any, chk: _Checker) -> tuple[str, ...]:

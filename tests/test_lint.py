@@ -69,6 +69,13 @@ def test_store_yaml_languages_must_be_ones_the_engine_reads(ws_copy: Path, embed
                for m in msgs), msgs
 
 
+def test_store_yaml_aliases_map_words_to_words(ws_copy: Path, embedder: CachedEmbedder) -> None:
+    text = (ws_copy / "store.yaml").read_text()
+    (ws_copy / "store.yaml").write_text(text.replace("  จอ: Monitor\n", "  จอ: Monitor\n  mouse pad: 5\n"))
+    msgs = _msgs(ws_copy, embedder)
+    assert any("error: aliases: 'mouse pad': 5 must map a word to a word" in m for m in msgs), msgs
+
+
 def test_inventory_missing_mapped_column(ws_copy: Path, embedder: CachedEmbedder) -> None:
     lines = (ws_copy / "inventory.csv").read_text().splitlines()
     header = lines[0].replace("price", "cost")
