@@ -211,7 +211,7 @@ class SpecialistAgent:
                     rest = rest.replace(str(val), " ", 1)
 
     def skip_unanswerable(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool:
-        """The customer cannot give what the pending question asks ("I forgot my PIN"). When the SOP
+        """The customer cannot give what the pending question asks ("I've forgotten the passcode"). When the SOP
         says what happens then, go there with the slot empty and return True; otherwise the question
         stays pending."""
         node = sop.node(goal.pending)
@@ -510,7 +510,7 @@ class SpecialistAgent:
             goal.step = node.next
             return
         given = _invited_values_given(goal, sop, node)
-        if given:  # "I can narrow the search by name, location, price or rating" after "an expensive hotel"
+        if given:  # "I can narrow the search by name, location, price or rating" after "a premium bike at the Harbour"
             resp.decisions.append(f"skip {node.label!r}: the customer already gave {', '.join(given)}")
             goal.step = node.next
             return
@@ -867,7 +867,7 @@ def _invited_values_given(goal: Goal, sop: Sop, node: Node) -> list[str]:
     """The values a message step only invites, when the customer already gave some: a message with no
     placeholders right before a tool, naming optional inputs of it and no required one ("you can narrow
     it down by location or price" before a search taking location? and cost?). Such a message is
-    skipped (a clerk who was told "an expensive one, not in the west" searches at once)."""
+    skipped (a clerk who was told "a premium one, not at the Old Mill" searches at once)."""
     nxt = sop.node(node.next) if node.next else None
     if nxt is None or not nxt.tool or not nxt.params or "{" in (node.message or "") or node.fills:
         return []

@@ -246,7 +246,7 @@ def is_go_back(text: str) -> bool:
 
 def is_cancel(text: str) -> bool:
     """Whether the customer abandons the current request ("never mind", "cancel that"); not a story
-    about cancelling ("before I could cancel it")."""
+    about cancelling ("after I tried to cancel it")."""
     return cancel_phrase(text) is not None
 
 
@@ -385,7 +385,7 @@ def is_judgement(text: str) -> bool:
 
 
 def is_unable(text: str) -> bool:
-    """The customer says they cannot give what was asked ("I forgot my PIN", "I don't have that with me")."""
+    """The customer says they cannot give what was asked ("I've forgotten the passcode", "I don't have it on me")."""
     return bool(UNABLE.search(LEX.segment(text)))
 
 

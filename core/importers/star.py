@@ -223,8 +223,8 @@ def _decision(nodes: dict[str, dict[str, Any]], nid: str, desc: str, cond: str, 
 
 def _query_node(flow: Flow, q: Query, tool: str, nxt: str) -> dict[str, Any]:
     """The query with every API input from its slot: those the chart asks for (required ones as it
-    requires them), and the others as optional values the customer may give unasked ("an expensive
-    hotel"), the slots of the GAR's ask rows."""
+    requires them), and the others as optional values the customer may give unasked ("a premium
+    bike"), the slots of the GAR's ask rows."""
     api = flow.task.api
     assert api is not None
     asked = {a.field.name for a in flow.asks.values() if a.field is not None}

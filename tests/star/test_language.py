@@ -32,7 +32,7 @@ def test_farewells(text: str, expected: bool) -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("I forgot.", True), ("I don't have that with me", True), ("Hm, I can't seem to remember it", True),
+    ("I forgot.", True), ("I don't have it on me right now", True), ("Hm, I can't seem to remember it", True),
     ("No, I've been drinking and don't remember.", True), ("It's 9931939443153", False)])
 def test_cannot_answer(text: str, expected: bool) -> None:
     assert T.is_unable(text) is expected
@@ -40,7 +40,7 @@ def test_cannot_answer(text: str, expected: bool) -> None:
 
 def test_a_story_about_cancelling_is_no_cancel() -> None:
     assert T.is_cancel("never mind") and T.is_cancel("please cancel it")
-    assert not T.is_cancel("before I could cancel it, somebody withdrew $300")
+    assert not T.is_cancel("after I tried to cancel it, the parcel left the depot anyway")
 
 
 def test_thanks_with_a_request_is_a_request() -> None:

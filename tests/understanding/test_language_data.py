@@ -25,7 +25,7 @@ def test_questions_in_each_language(text: str, question: bool) -> None:
 @pytest.mark.parametrize(("text", "asks"), [
     ("อยากจองโต๊ะสำหรับสองคน", True),  # I'd like to book a table for two
     ("ช่วยเช็คยอดเงินให้หน่อย", True),  # please check my balance
-    ("Okay, go ahead and book that for me.", True), ("Yes, reserve the later one", True),
+    ("Ok, go ahead and reserve the cabin for us.", True), ("Yes, reserve the later one", True),
     ("Just send it to my office", True), ("I booked it last week", False), ("the booking was fine", False),
 ])
 def test_requests_in_each_language(text: str, asks: bool) -> None:
@@ -86,7 +86,7 @@ def test_a_stated_route_fills_the_start_and_end_slots(text: str, start: str | No
     ("leaving 12/01/2031", "US", False, "2031-12-01"),
     ("05/13/2031", "IE", True, "2031-05-13"),  # only one order reads it
     ("เดินทางวันที่ 3 ธันวาคม 2030", "TH", False, "2030-12-03"),
-    ("for 3 people", "IE", False, None), ("14 Main Street, Cork T12 AB34", "IE", False, None),
+    ("for 4 guests", "IE", False, None), ("14 Main Street, Cork T12 AB34", "IE", False, None),
     ("3", "IE", False, None),  # a bare number given unasked is no date
 ])
 def test_dates_in_their_written_forms(text: str, region: str, asked: bool, iso: str | None) -> None:
@@ -123,7 +123,8 @@ def test_a_date_is_written_as_people_write_it_and_stays_grounded() -> None:
 
 
 @pytest.mark.parametrize(("text", "answer"), [
-    ("That sounds good. Book it please", True), ("Wow. Yes, thank you so much!", True),
+    ("That sounds fine. Reserve it, please", True), ("go ahead and order them", True),
+    ("Lovely spot. Please reserve that one", None),  # a request of its own: no yes to another question, ("Wow. Yes, thank you so much!", True),
     ("Hmm. No, that is too much", False), ("that works for me", True),
     ("Great, but is there a cheaper one?", None),  # a question is no yes
     ("ใช่ ครับ", True),
