@@ -124,7 +124,8 @@ def test_a_date_is_written_as_people_write_it_and_stays_grounded() -> None:
 
 @pytest.mark.parametrize(("text", "answer"), [
     ("That sounds fine. Reserve it, please", True), ("go ahead and order them", True),
-    ("Lovely spot. Please reserve that one", None),  # a request of its own: no yes to another question, ("Wow. Yes, thank you so much!", True),
+    ("Wow. Yes, thank you so much!", True),
+    ("Lovely spot. Please reserve that one", None),  # a request of its own: no yes to another question
     ("Hmm. No, that is too much", False), ("that works for me", True),
     ("Great, but is there a cheaper one?", None),  # a question is no yes
     ("ใช่ ครับ", True),
