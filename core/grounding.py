@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from core.models import SessionState
+from core.slots import ISO_DATE
 from core.text import number_forms
 
 
@@ -20,8 +21,6 @@ def allowed_numbers(sources: list[Any]) -> set[float]:
             found |= {float(int(part)) for part in m.groups()}
     return found
 
-
-ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
 def ungrounded(reply: str, allowed: set[float]) -> list[float]:

@@ -424,8 +424,8 @@ class Orchestrator:
             reason = "the message answers the pending question"
         elif isinstance(c, GoBack) and any(isinstance(o, CorrectSlot) for o in commands):
             reason = "the message gives the new value"
-        elif isinstance(c, StartGoal) and self._refuse_start(c, active):
-            reason = self._refuse_start(c, active)
+        elif isinstance(c, StartGoal) and (why := self._refuse_start(c, active)):
+            reason = why
         elif isinstance(c, SmallTalk | Unclear) and any(not isinstance(o, SmallTalk | Unclear) for o in commands):
             reason = "the message also does something else"
         elif isinstance(c, SetSlots) and c.sop and (active is None or c.sop != active.type) and not any(

@@ -190,6 +190,7 @@ def _clean_num(v: float) -> float | int:
     return int(v) if float(v).is_integer() else v
 
 
+ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")  # how a date slot keeps its value
 MONTH_FIRST = frozenset({"US", "PH", "FM", "MH", "PW", "BZ"})  # regions that write the month before the day
 NUMERIC_DATE = re.compile(r"\d{1,4}\s*[/.\-]\s*\d{1,2}(?:\s*[/.\-]\s*\d{2,4})?")
 DATE_WORD = re.compile(rf"(?<!\w)(?:{LEX.alternation('date_words')})(?!\w)", re.I)
@@ -230,6 +231,20 @@ def _date(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
         if NUMERIC_DATE.search(said) or DATE_WORD.search(LEX.segment(said)) or bare_day:
             return when.date().isoformat()
     return None
+
+
+def written_date(value: str, language: str = "en") -> str:
+    """A YYYY-MM-DD date as a message writes it ("27 November 2026"), in ``language`` where its file
+    names the months (else English); anything else unchanged."""
+    m = ISO_DATE.fullmatch(value)
+    if m is None:
+        return value
+    by_language = {lx.language: lx.get("month_names") for lx in LEX.lexicons()}
+    months = by_language.get(language) or by_language.get("en") or ()
+    month = int(m.group(2))
+    if len(months) != 12 or not 1 <= month <= 12:
+        return value
+    return f"{int(m.group(3))} {months[month - 1]} {m.group(1)}"
 
 
 def _number(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
@@ -386,7 +401,7 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool =
     spaced = LEX.segment(low)
     for lx in LEX.lexicons():  # "เอาอันที่สอง": a place in the list, in the language files' own words
         for idx, phrase in enumerate(lx.get("ordinals")):
-            if idx < len(cands) and re.search(rf"(?<![\w\u0E00-\u0E7F])(?:{phrase})(?![\w\u0E00-\u0E7F])", spaced):
+            if idx < len(cands) and re.search(rf"{T.L0}(?:{phrase}){T.L1}", spaced):
                 return cands[idx]
     if re.search(r"\b(last|latter)\b", low):
         return cands[-1]
@@ -461,7 +476,7 @@ def validate(st: SlotType, value: Any) -> bool:
     if st.kind == "email":
         return bool(EMAIL.fullmatch(str(value)))
     if st.kind == "date":
-        return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value)))
+        return ISO_DATE.fullmatch(str(value)) is not None
     if st.kind == "phone" and st.digits:
         return len(str(value)) == st.digits  # a "+cc" country code was already dropped by _phone
     if st.handle:
@@ -550,9 +565,9 @@ def option_mentions(message: str, options: list[str]) -> list[str]:
     """Every listed option a message names, in the order it names them ("from the 2nd until the
     5th" -> ["2nd", "5th"]); where two options overlap, the longer one."""
     text = T.normalise_clock(message)
-    starts = [m.start() for o in options for m in _option_pattern(o).finditer(text)]
-    found = sorted((m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text)
-                   if not _ruled_out(text, m.start(), starts))
+    said = [(m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text)]
+    starts = [s[0] for s in said]
+    found = sorted(s for s in said if not _ruled_out(text, s[0], starts))
     out: list[str] = []
     end = -1
     for start, _, stop, option in found:
@@ -706,25 +721,33 @@ def _place_words(group: str) -> str:
     return rf"(?P<{group}>(?:the\s+)?[\w'&-]+(?:\s+(?!(?:{stops})\b)[\w'&-]+){{0,5}})"
 
 
+@cache
+def _route_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None:
+    """A stated route ("from A to B"), a start alone and an end alone, from the language files (compiled
+    once: every free-text slot of every message is tried against them)."""
+    opens_from, opens_to = LEX.alternation("route_from"), LEX.alternation("route_to")
+    if not opens_from or not opens_to:
+        return None
+    pair = re.compile(rf"\b(?:{opens_from})\s+{_place_words('a')}\s+(?:to|{opens_to})\s+{_place_words('b')}", re.I)
+    return (pair, re.compile(rf"\b(?:{opens_from})\s+{_place_words('a')}", re.I),
+            re.compile(rf"\b(?:{opens_to})\s+{_place_words('a')}", re.I))
+
+
 def route_value(message: str, slot: str) -> str | None:
-    """The start or the end of a route the customer states ("from the Airport to Hospital"), for a
-    free-text slot whose name says which it holds (``departure_location``, ``arrival_location``); None
-    when the name says neither or the message states no route."""
+    """The start or the end of a route the customer states ("a van from the Harbour to the Old Mill"),
+    for a free-text slot whose name says which it holds (``pickup_place``, ``destination``); None when the
+    name says neither or the message states no route."""
     words = set(re.split(r"[_\W]+", slot.lower()))
     start = bool(words & set(LEX.phrases("route_start_words")))
     end = bool(words & set(LEX.phrases("route_end_words")))
-    if start == end:
+    patterns = _route_patterns()
+    if start == end or patterns is None:
         return None
-    opens_from = LEX.alternation("route_from")
-    opens_to = LEX.alternation("route_to")
-    if not opens_from:
-        return None
-    pair = re.search(rf"\b(?:{opens_from})\s+{_place_words('a')}\s+(?:to|{opens_to})\s+{_place_words('b')}",
-                     message, re.I)
-    if pair:
-        return _place(pair.group("a" if start else "b"))
-    opens = opens_from if start else opens_to
-    m = re.search(rf"\b(?:{opens})\s+{_place_words('a')}", message, re.I) if opens else None
+    pair, start_only, end_only = patterns
+    found = pair.search(message)
+    if found:
+        return _place(found.group("a" if start else "b"))
+    m = (start_only if start else end_only).search(message)
     return _place(m.group("a")) if m else None
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from core import text as T
 from core.brains.base import Perception
 from core.retrieval import CachedEmbedder
-from core.slots import listed_options
+from core.slots import listed_options, written_date
 from core.sop.graph import Node, Sop
 
 NEGATION = re.compile(r"\b(not|no|never|none|nothing|without|doesn't|does not|don't|do not|isn't|is not|can't|"
@@ -224,7 +224,6 @@ PLACEHOLDER = re.compile(r"\{(?:context\.)?([\w.]+)\}")
 
 def fill_template(template: str, values: dict[str, Any]) -> str:
     """Replace ``{context.key}`` / ``{key}`` placeholders; unknown keys stay visible as-is."""
-    from core.lexicons import written_date
     from core.sop.expr import lookup
 
     def sub(m: re.Match[str]) -> str:

@@ -26,7 +26,6 @@ means the same day to both.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -42,7 +41,7 @@ from core.importers.star_format import Dialogue, StarApi, constraints
 from core.memory.base import PreferenceSummary
 from core.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Trace
 from core.orchestrator import Orchestrator
-from core.slots import SlotType, extract
+from core.slots import ISO_DATE, SlotType, extract
 from core.sop.expr import lookup
 from core.sop.graph import Node, Sop
 from core.tools.gateway import ToolScript
@@ -517,7 +516,7 @@ def _same(a: Any, b: Any) -> bool:
         return a is b
     if T.squash(str(a)) == T.squash(str(b)):
         return True
-    iso = next((str(v) for v in (a, b) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(v))), None)
+    iso = next((str(v) for v in (a, b) if ISO_DATE.fullmatch(str(v))), None)
     if iso is None:
         return False
     other = str(b if str(a) == iso else a)

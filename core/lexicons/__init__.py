@@ -72,20 +72,6 @@ def alternation(key: str) -> str:
     return "|".join(re.sub(r" (?![?*+{])", r"\\s+", p) for p in phrases(key))
 
 
-def written_date(iso: str, language: str = "en") -> str:
-    """A YYYY-MM-DD date as a message writes it ("27 November 2026"), in ``language`` where its file
-    names the months (else English); anything else unchanged."""
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", iso)
-    if m is None:
-        return iso
-    by_language = {lx.language: lx.get("month_names") for lx in lexicons()}
-    months = by_language.get(language) or by_language.get("en") or ()
-    month = int(m.group(2))
-    if len(months) != 12 or not 1 <= month <= 12:
-        return iso
-    return f"{int(m.group(3))} {months[month - 1]} {m.group(1)}"
-
-
 def language_of(text: str) -> str:
     """The language a message is written in, by its script (English when nothing else shows)."""
     counts = {lx.language: len(lx.script.findall(text)) for lx in lexicons() if lx.language != "en"}

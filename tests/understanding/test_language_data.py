@@ -113,7 +113,7 @@ def test_a_correction_gives_its_new_value_without_what_it_rules_out() -> None:
 
 def test_a_date_is_written_as_people_write_it_and_stays_grounded() -> None:
     from core.grounding import allowed_numbers, ungrounded
-    from core.lexicons import written_date
+    from core.slots import written_date
 
     assert written_date("2026-12-03") == "3 December 2026"
     assert written_date("2026-12-03", "th") == "3 ธันวาคม 2026"
