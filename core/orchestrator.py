@@ -18,7 +18,7 @@ from core.domain.commerce import Commerce
 from core.errors import LLMUnavailableError, StateConflictError
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
-from core.lexicons import language_names, language_of, readable
+from core.lexicons import language_names, language_of, readable, segment
 from core.memory.base import (
     MemoryUnavailableError,
     PreferenceMemory,
@@ -346,7 +346,11 @@ class Orchestrator:
                 t.reading.drop(cancel, "the message answers the pending question")
             else:
                 t.reading.add(cancel)
-                self._cancel(t, active)
+                then = self._asked_after_cancel(t, active, cancel.evidence)
+                self._cancel(t, active, resume=then is None)
+                if then is not None:  # "forget it then. What's the weather in Chicago?": the new request next
+                    t.reading.add(StartGoal(evidence=p.text, sop=then.id, score=round(p.score(then.id), 3)))
+                    self._start_or_resume(t, then, t.state.active_goal)
                 return
         if active is not None and T.is_farewell(p.text) and not self._answers_pending(active, p.text):
             t.reading.add(SmallTalk(evidence=p.text, act="goodbye"))
@@ -558,7 +562,7 @@ class Orchestrator:
             # "yes, book that cabin for me" to "look for another cabin?": the request after the yes
             for part in dict.fromkeys((clause, T.YES.sub("", clause, count=1).lstrip(" ,.!"))):
                 if not part or not (T.is_question(part) or T.is_request(self.brain.correct(part))) \
-                        or self._named_sops(part, near=active.type) != {sop_id}:
+                        or self._named_sops(T.main_clause(part), near=active.type) != {sop_id}:
                     continue
                 if active.pending and (self._answers_pending(active, part) or self._about_pending(active, part)):
                     continue
@@ -582,6 +586,8 @@ class Orchestrator:
         if active is not None or not p.intents or p.greeting or _only_social(t) or len(T.tokens(p.text)) < 2:
             return None
         named = self._named_sops(p.text)
+        if len(named) > 1:  # "check my account to see if I can afford dinner": the request, not its purpose
+            named = self._named_sops(T.main_clause(p.text)) or named
         sop_id, score = p.intents[0]
         if len(named) == 1 and (p.question or T.is_request(p.text) or sop_id in named):
             sop_id = next(iter(named))
@@ -648,6 +654,8 @@ class Orchestrator:
             named = [finished]
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
+        if active is not None and active.type in self._named_sops(p.text, near=active.type):
+            return None  # "book the canoe for the Summit Trail" while booking a canoe: about this SOP
         if active is None and finished == named[0] and (p.question or T.is_request(p.text)):
             return None  # "any free slot at noon instead?" after a booking failed: a follow-up (see _reopen)
         t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
@@ -669,7 +677,9 @@ class Orchestrator:
         """SOPs one of whose questions lists a value the message names ("a table at Lucca"), or whose
         subject it names. ``near``: the SOP the conversation is in; an SOP sharing a title word with it
         is also named by its own other title words, and when several are named those kin to it are
-        meant ("book that one" while searching cabins: the cabin booking, not the canoe booking)."""
+        meant ("book that one" while searching cabins: the cabin booking, not the canoe booking). The
+        words that tell ``near`` apart from its kin name it too, so a value another SOP lists does not
+        take a message about ``near`` away from it."""
         named = {sop.id for sop in self.sops.values() if self._listed_values(sop, text)} | self._topic_sops(text)
         kin = self._kin.get(near)
         if not kin:
@@ -677,7 +687,12 @@ class Orchestrator:
         said = {T.stem(w) for w in T.tokens(text)}
         named |= {sid for sid, own in kin.items() if own & said}
         near_named = named & set(kin)
-        return near_named if len(named) > 1 and near_named else named
+        named = near_named if len(named) > 1 and near_named else named
+        own = self._title_words.get(near, set())
+        others = named - {near}  # "book the room at the Old Town Inn" while booking: still this SOP
+        if others and all((own - self._title_words.get(k, set())) & said for k in others):
+            named.add(near)
+        return named
 
     def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None, given: dict[str, Any] | None = None) -> None:
         """Start ``sop`` (or bring its waiting goal forward). ``given``: the values a model read for it (the
@@ -757,7 +772,7 @@ class Orchestrator:
         one wanted first (else the one chosen) starts now, the others wait on the stack in order."""
         asked: list[str] = []
         first = None
-        for part in T.clauses(t.perception.text):
+        for part in T.clauses(T.main_clause(t.perception.text)):  # not a subject named as the purpose or time
             if not (T.is_question(part) or T.is_request(part) or T.wants_it_now(part)):
                 continue
             named = self._named_sops(part)
@@ -957,15 +972,34 @@ class Orchestrator:
             goal.pending = None
         self._run_active(t)
 
-    def _cancel(self, t: Turn, goal: Goal) -> None:
+    def _cancel(self, t: Turn, goal: Goal, *, resume: bool = True) -> None:
+        """End ``goal`` as the customer asked; the goal waiting under it comes back (asked again when
+        ``resume``; not when the message goes on to ask for something else)."""
         sop = self.sops.get(goal.type)
         title = sop.title.lower() if sop else goal.type
         t.trace.decisions.append(f"customer cancelled {goal.type}")
         t.trace.act = "cancelled"
         t.messages.append(self._say(t, "cancelled", title=title))
         resumed = t.ops.mark_done("cancelled")
-        if resumed is not None:
+        if resumed is not None and resume:
             self._resume(t, resumed)
+
+    def _asked_after_cancel(self, t: Turn, goal: Goal, phrase: str) -> Sop | None:
+        """The SOP the words after a cancellation ask for ("Just forget it then. What's the weather like
+        on Tuesday?"): a question or request scoring at least LOW_INTENT for an SOP other than the one
+        cancelled, which names it or leads every other SOP clearly."""
+        p = t.perception
+        at = segment(p.text).find(phrase)
+        rest = segment(p.text)[at + len(phrase):] if at >= 0 else ""
+        if len(T.tokens(rest)) < 2 or not any(T.is_question(c) or T.is_request(self.brain.correct(c))
+                                              for c in T.clauses(rest) or [rest]):
+            return None
+        for sop_id, score in p.intents:
+            if sop_id == goal.type or score < LOW_INTENT or self._sop_agent(sop_id) is None:
+                continue
+            if sop_id in self._named_sops(T.main_clause(rest)) or (p.intents[0][0] == sop_id and _clear_lead(p)):
+                return self.sops[sop_id]
+        return None
 
     def _hand_off(self, t: Turn, active: Goal | None) -> None:
         """The customer asks for a person: the session is marked for the team, every goal is kept as it is

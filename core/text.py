@@ -476,6 +476,24 @@ def clauses(text: str, min_tokens: int = 2) -> list[str]:
     return parts if len(raw) > 1 else []
 
 
+_REQUEST_STARTS = r"(?=\s(?:" + (LEX.alternation("clause_request_starts") or "(?!x)x") + r")" + L1 + ")"
+# inside a sentence the part runs to its end or the next comma ("... my account to see if I can cover it")
+SUBORDINATE = re.compile(r"(?<=[^.!?\s]\s)" + _lex("subordinate").pattern + r"[^,;.!?]*[,;.!?]?", re.I)
+# at its start, to a comma or a request ("Before we do that, ...", "Before we do that let me ..."); with
+# neither, the sentence is left whole ("Before I do that I better check my balance.")
+FRONTED = re.compile(r"(?:^|(?<=[.!?]))\s*" + _lex("subordinate").pattern
+                     + r"(?:(?!" + _REQUEST_STARTS + r")[^,;.!?])*(?:,|" + _REQUEST_STARTS + ")", re.I)
+
+
+def main_clause(text: str) -> str:
+    """The message without the parts that say why or when rather than what is asked ("I need to check my
+    account to see if I can cover dinner" -> "I need to check my account"; "Before I head out to eat, I
+    want to know my balance" -> "I want to know my balance"): each runs from its opening words
+    (``subordinate`` in the language files) to the next comma, request ("let me ...") or end of sentence."""
+    segmented = LEX.segment(text)
+    return re.sub(r"\s+", " ", SUBORDINATE.sub(" ", FRONTED.sub(" ", segmented))).strip()
+
+
 WHEN = _lex("asks_when")
 
 

@@ -60,7 +60,8 @@ class RuleBrain:
                        greeting=T.is_greeting(text), thanks=T.is_thanks(text),
                        correction=bool(T.CORRECTION.search(text)), go_back=T.is_go_back(text))
         if need_intents and len(self._sop_ids) and T.tokens(text):
-            whole = T.correct_spelling(text, self.lexicon)
+            main = T.main_clause(text)  # not the part saying why or when ("... to see if I can afford dinner")
+            whole = T.correct_spelling(main if len(T.tokens(main)) >= 2 else text, self.lexicon)
             queries = self.embedder.embed([whole, *T.clauses(whole)])  # the whole message, and each part of it
             scores = (self._vectors @ queries.T).max(axis=1)
             best: dict[str, float] = {}

@@ -25,7 +25,8 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "shopping_requests", "question_start", "question_inside", "question_words", "question_end", "request",
          "request_lead", "request_verbs", "unable", "narrated", "hostile", "asks_when", "clause_joiners",
          "clause_comma_joiners", "clause_request_starts", "excludes", "route_from", "route_to", "route_stops",
-         "route_start_words", "route_end_words", "date_words", "month_names", "ordinals")
+         "route_start_words", "route_end_words", "date_words", "month_names", "ordinals", "subordinate")
+SETTINGS = ("language", "script", "name")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class Lexicon:
 
 def _load(path: Path) -> Lexicon:
     data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    unknown = sorted(set(data) - set(LISTS) - set(SETTINGS))
+    if unknown:  # a misspelt list would be left out without a word
+        raise ValueError(f"{path.name}: unknown list {unknown[0]!r}; the lists are: {', '.join(LISTS)}")
     for key in LISTS:
         for item in data.get(key) or []:
             if not isinstance(item, str):  # YAML reads a bare on/off/yes/no as true/false

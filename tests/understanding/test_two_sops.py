@@ -179,3 +179,29 @@ def test_each_condition_in_the_trace_shows_the_value_it_was_judged_on(orch: Orch
     branch = [d for d in trace["decisions"] if " -> " in d]
     assert branch and all("(saw query.success = " in d for d in branch if "query.success" in d)
     assert any(d.endswith("(saw query.success = true)") or d.endswith("(saw query.success = false)") for d in branch)
+
+
+def test_a_subject_named_only_as_the_purpose_does_not_decide_the_request(orch: Orchestrator) -> None:
+    """"... to see if we can take a canoe out": the canoe is why the customer asks, the report is what."""
+    trace = say(orch, "I need the trail report to see if we can take a canoe out")
+    starts = [c["sop"] for c in trace["reading"]["commands"] if c["command"] == "start_goal"]
+    assert starts and starts[0].endswith("trail_report")
+
+
+def test_a_request_after_a_cancellation_starts_at_once(orch: Orchestrator) -> None:
+    say(orch, "I'd like to book the Cedar Rest cabin")
+    trace = say(orch, "Just forget it then. How is the Falls Path looking on Friday?")
+    read = [c["command"] for c in trace["reading"]["commands"]]
+    assert read[:2] == ["cancel_goal", "start_goal"]
+    assert trace["reading"]["commands"][1]["sop"].endswith("trail_report")
+    assert "Friday" in trace["reply"] and "back to where we were" not in trace["reply"]
+
+
+def test_a_request_naming_the_running_sop_stays_with_it_though_another_lists_a_value(orch: Orchestrator) -> None:
+    """"Book a canoe near the Falls Path" while booking a canoe: the trail is named by the report's list
+    only, the canoe booking by its own title word."""
+    say(orch, "I'd like to book a canoe")
+    assert active(orch).type.endswith("canoe_book")
+    trace = say(orch, "Could you book me a tandem canoe near the Falls Path?")
+    assert not any(c["command"] == "start_goal" for c in trace["reading"]["commands"])
+    assert active(orch).type.endswith("canoe_book")
