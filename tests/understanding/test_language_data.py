@@ -4,6 +4,7 @@ breaks come from the per-language files, so a Thai message is read like an Engli
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +43,25 @@ def test_not_knowing_the_answer_in_each_language(text: str, unable: bool) -> Non
 
 def test_a_thai_message_splits_into_its_parts() -> None:
     assert len(T.clauses("อยากจองโต๊ะ แต่ ขอเช็คยอดเงินก่อน", min_tokens=1)) == 2
+
+
+@pytest.mark.parametrize(("text", "main"), [
+    ("Can you look up my parcel to see if it left the depot?", "Can you look up my parcel"),
+    ("Before we change the address, I need the tracking number", "I need the tracking number"),
+    ("Before we do that let me check the refund.", "let me check the refund."),
+    ("Before I do that I'd better check the refund.", "Before I do that I'd better check the refund."),  # no end
+    ("Please cancel it because I ordered the wrong size", "Please cancel it"),
+    ("ขอเช็คสถานะพัสดุก่อนที่จะเปลี่ยนที่อยู่", "ขอ เช็ค สถานะ พัสดุ"),  # check the parcel before changing the address
+])
+def test_the_part_saying_why_or_when_is_not_the_request(text: str, main: str) -> None:
+    assert T.main_clause(text) == main
+
+
+def test_a_misspelt_list_name_in_a_language_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "xx.yaml"
+    path.write_text("language: xx\nafirm: [ja]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="xx.yaml: unknown list 'afirm'"):
+        LEX._load(path)
 
 
 def test_every_phrase_of_every_language_file_is_a_valid_pattern() -> None:

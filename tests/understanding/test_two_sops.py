@@ -181,11 +181,17 @@ def test_each_condition_in_the_trace_shows_the_value_it_was_judged_on(orch: Orch
     assert any(d.endswith("(saw query.success = true)") or d.endswith("(saw query.success = false)") for d in branch)
 
 
-def test_a_subject_named_only_as_the_purpose_does_not_decide_the_request(orch: Orchestrator) -> None:
-    """"... to see if we can take a canoe out": the canoe is why the customer asks, the report is what."""
-    trace = say(orch, "I need the trail report to see if we can take a canoe out")
+@pytest.mark.parametrize(("message", "wanted"), [
+    ("Please check the trail conditions before we book a cabin", "trail_report"),
+    ("Could you look up the Falls Path because I want to rent a canoe", "trail_report"),
+    ("Can you check how the Summit Trail looks, so we can decide whether to book a canoe?", "trail_report"),
+])
+def test_a_subject_named_only_as_the_purpose_does_not_decide_the_request(orch: Orchestrator, message: str,
+                                                                       wanted: str) -> None:
+    """"... before we book a cabin": the cabin is why or when the customer asks, the report is what."""
+    trace = say(orch, message)
     starts = [c["sop"] for c in trace["reading"]["commands"] if c["command"] == "start_goal"]
-    assert starts and starts[0].endswith("trail_report")
+    assert starts and starts[0].endswith(wanted)
 
 
 def test_a_request_after_a_cancellation_starts_at_once(orch: Orchestrator) -> None:
@@ -197,11 +203,17 @@ def test_a_request_after_a_cancellation_starts_at_once(orch: Orchestrator) -> No
     assert "Friday" in trace["reply"] and "back to where we were" not in trace["reply"]
 
 
-def test_a_request_naming_the_running_sop_stays_with_it_though_another_lists_a_value(orch: Orchestrator) -> None:
-    """"Book a canoe near the Falls Path" while booking a canoe: the trail is named by the report's list
-    only, the canoe booking by its own title word."""
-    say(orch, "I'd like to book a canoe")
-    assert active(orch).type.endswith("canoe_book")
-    trace = say(orch, "Could you book me a tandem canoe near the Falls Path?")
+@pytest.mark.parametrize(("first", "message", "running"), [
+    ("I'd like to book a canoe", "Book the canoe for the Summit Trail", "canoe_book"),
+    ("I'd like to book a canoe", "Let's book the canoe, we'll paddle by the North Loop", "canoe_book"),
+    ("I'd like to book a cabin", "please book the cabin in the forest", "cabin_book"),
+])
+def test_a_request_naming_the_running_sop_stays_with_it_though_another_lists_a_value(
+        orch: Orchestrator, first: str, message: str, running: str) -> None:
+    """"Book the canoe for the Summit Trail" while booking a canoe: the trail is named by the report's list
+    only, the canoe booking by its own title word, so no other SOP starts."""
+    say(orch, first)
+    assert active(orch).type.endswith(running)
+    trace = say(orch, message)
     assert not any(c["command"] == "start_goal" for c in trace["reading"]["commands"])
-    assert active(orch).type.endswith("canoe_book")
+    assert active(orch).type.endswith(running)
