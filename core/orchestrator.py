@@ -609,10 +609,17 @@ class Orchestrator:
         p = t.perception
         if active is None or not p.intents or self._corrects_goal(active, p.text):
             return None
+        lead = p.intents[0][1] if p.intents[0][0] == active.type else None
         for sop_id, score in p.intents:
-            if sop_id != active.type and score >= LOW_INTENT and self._request_part(active, p.text, sop_id):
-                t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
-                return sop_id, score
+            if sop_id == active.type or score < LOW_INTENT:
+                continue
+            part = self._request_part(active, p.text, sop_id)
+            if part is None:
+                continue
+            if lead is not None and lead - score >= CLEAR_MARGIN and sop_id not in self._named_sops(part, values=False):
+                continue  # the message reads plainly as the running SOP; a value the other lists is not enough
+            t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
+            return sop_id, score
         return None
 
     def _plain_switch(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
@@ -654,7 +661,8 @@ class Orchestrator:
             named = [finished]
         if len(named) != 1 or (p.question and self._kb_knows(t, active)):
             return None
-        if active is not None and active.type in self._named_sops(p.text, near=active.type):
+        if active is not None and (active.type in self._named_sops(p.text, near=active.type)
+                                   or p.score(active.type) - p.score(named[0]) >= CLEAR_MARGIN):
             return None  # "book the canoe for the Summit Trail" while booking a canoe: about this SOP
         if active is None and finished == named[0] and (p.question or T.is_request(p.text)):
             return None  # "any free slot at noon instead?" after a booking failed: a follow-up (see _reopen)
@@ -673,14 +681,16 @@ class Orchestrator:
         said = {T.stem(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
         return {sid for sid, words in self._subjects.items() if words & said}
 
-    def _named_sops(self, text: str, near: str = "") -> set[str]:
+    def _named_sops(self, text: str, near: str = "", *, values: bool = True) -> set[str]:
         """SOPs one of whose questions lists a value the message names ("a table at Lucca"), or whose
         subject it names. ``near``: the SOP the conversation is in; an SOP sharing a title word with it
         is also named by its own other title words, and when several are named those kin to it are
         meant ("book that one" while searching cabins: the cabin booking, not the canoe booking). The
         words that tell ``near`` apart from its kin name it too, so a value another SOP lists does not
         take a message about ``near`` away from it."""
-        named = {sop.id for sop in self.sops.values() if self._listed_values(sop, text)} | self._topic_sops(text)
+        named = self._topic_sops(text)
+        if values:
+            named |= {sop.id for sop in self.sops.values() if self._listed_values(sop, text)}
         kin = self._kin.get(near)
         if not kin:
             return named
@@ -854,19 +864,24 @@ class Orchestrator:
 
     def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool,
                      given: dict[str, Any] | None = None) -> None:
-        """The values the message gives for ``goal``: read by the rules, or ``given`` by a model's reading."""
-        if given is not None:
-            goal.slots.update(given)
-            return
+        """The values the message gives for ``goal``: read by the rules, or ``given`` by a model's reading.
+        A new value for a slot a waiting goal already used is a correction: the goal goes back to the step
+        that first used it ("could we try booking again, but at the Hilton?")."""
         agent = self._agent(goal)
-        if agent is None:
-            return
-        found = agent.extract_volunteered(goal, sop, t.perception.text, opening=opening)
-        agent.note_unavailable(goal, sop, t.perception.text, found)
-        if self.commerce is not None:
-            found.update(self.commerce.features_said(t.perception.text, agent.slot_words(sop)))
+        if given is not None or agent is None:
+            found = dict(given or {})
+        else:
+            found = agent.extract_volunteered(goal, sop, t.perception.text, opening=opening)
+            agent.note_unavailable(goal, sop, t.perception.text, found)
+            if self.commerce is not None:
+                found.update(self.commerce.features_said(t.perception.text, agent.slot_words(sop)))
+        fixes = {k: v for k, v in found.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
+        if fixes and agent is not None and not opening:
+            for k in agent.apply_correction(goal, sop, fixes):
+                t.reading.add(CorrectSlot(evidence=t.perception.text, slot=k, value=goal.slots.get(k)))
+            found = {k: v for k, v in found.items() if k not in fixes}
         goal.slots.update(found)
-        if found:
+        if found and given is None:
             t.reading.add(SetSlots(evidence=t.perception.text, values=dict(found),
                                    words=value_words(t.perception.text, found)))
 

@@ -33,6 +33,15 @@ def test_requests_in_each_language(text: str, asks: bool) -> None:
     assert T.is_request(text) is asks
 
 
+@pytest.mark.parametrize(("text", "asks"), [
+    ("I like sunny days", False), ("we love the lake", False),  # a taste, not a request
+    ("I'd like a table for two", True), ("we would love a quiet room", True), ("I need a new card", True),
+    ("we really want the early slot", True),
+])
+def test_a_taste_is_not_a_request(text: str, asks: bool) -> None:
+    assert T.is_request(text) is asks
+
+
 @pytest.mark.parametrize(("text", "unable"), [
     ("ลืมรหัสผ่าน", True), ("จำเลขบัญชีไม่ได้", True), ("I can't seem to find the receipt", True),
     ("my account is 1234", False), ("เลขบัญชีคือ 1234", False),

@@ -217,3 +217,24 @@ def test_a_request_naming_the_running_sop_stays_with_it_though_another_lists_a_v
     trace = say(orch, message)
     assert not any(c["command"] == "start_goal" for c in trace["reading"]["commands"])
     assert active(orch).type.endswith(running)
+
+
+def test_a_new_value_for_a_waiting_goal_is_a_correction(orch: Orchestrator) -> None:
+    """Back to a waiting booking with another cabin: the cabin is corrected (the steps that used it run
+    again), not only stored."""
+    trace = say(orch, "I'd like to book the Cedar Rest cabin", "how is the Falls Path looking?",
+                "Actually, let's book Loon Hollow instead")
+    read = trace["reading"]["commands"]
+    assert read[0]["command"] == "start_goal" and read[0]["sop"].endswith("cabin_book")
+    assert {"command": "correct_slot", "evidence": "Actually, let's book Loon Hollow instead",
+            "slot": "cabin_name", "value": "Loon Hollow"} in read
+    assert active(orch).slots["cabin_name"] == "Loon Hollow" and active(orch).pending == "cabin_ask_arrival"
+
+
+def test_a_message_that_reads_plainly_as_the_running_sop_keeps_it_despite_a_listed_value(orch: Orchestrator) -> None:
+    """"Look for another cabin ... for the 8th" while searching: the day is a value only the booking lists,
+    but the message scores clearly highest for the search, so the search goes on (the day is kept)."""
+    trace = say(orch, "I'm looking for a cabin", "by the lake please",
+                "Could you look for another cabin, on the ridge, for the 8th?")
+    assert not any(c["command"] == "start_goal" for c in trace["reading"]["commands"])
+    assert active(orch).type.endswith("cabin_search") and active(orch).slots["area"] == "Ridge"
