@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,12 +12,11 @@ from core import render
 from core import text as T
 from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
 from core.brains.base import Brain, Perception, TurnContext, begin_turn, phrase
-from core.brains.rule import asked_subject
 from core.domain.commerce import Commerce
 from core.errors import LLMUnavailableError, StateConflictError
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
-from core.lexicons import language_names, language_of, readable, segment
+from core.lexicons import language_names, language_of, readable
 from core.memory.base import (
     MemoryUnavailableError,
     PreferenceMemory,
@@ -51,16 +49,17 @@ from core.understanding import (
     Unclear,
     value_words,
 )
+from core.understanding.rule_reader import (
+    RuleReader,
+    corrects,
+    only_social,
+)
 
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
 HISTORY_LIMIT = 40
 INTENT_MARGIN = 0.05
 STRONG_INTENT = 0.75
-LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
-CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
-REQUEST_VERBS = frozenset("check retrieve issue make get know see tell help need want like find give show".split())
-NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
 KB_TOOL = "knowledge_base.search"
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
 
@@ -117,10 +116,7 @@ class Orchestrator:
         self.aliases = T.Aliases(aliases or {})
         self.languages = languages
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
-        self._subjects = _subjects(sops)
-        self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
-                             for s in sops}
-        self._kin = {sid: _kin_words(sid, self._title_words) for sid in self._title_words}
+        self.reader = RuleReader(self.sops, self._sop_agent, brain)  # what a message says, by the rules
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
@@ -194,7 +190,7 @@ class Orchestrator:
         trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump(),
                         **memory_notes}
         active = state.active_goal
-        need_intents = not self._clear_answer(active, text)
+        need_intents = not self.reader.clear_answer(active, text)
         perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
         trace.perception = perception.as_dict()
         language = language_of(said)
@@ -284,54 +280,6 @@ class Orchestrator:
             notes.update(error=f"{type(exc).__name__}: {exc}", summary_from="none")
             return PreferenceSummary(), notes
 
-    def _clear_answer(self, goal: Goal | None, text: str) -> bool:
-        """A short reply that is plainly an answer to the pending ask needs no intent embedding: at most
-        four words, or at most eight with no question, request, cancel or correction words in them
-        ("Lenovo Legion, freezes when gaming.")."""
-        n = len(T.words(text))
-        if n > 8:
-            return False
-        if n > 4 and any(T.is_question(said) or T.is_request(said) or T.is_cancel(said)
-                         or T.CORRECTION.search(said) or T.is_go_back(said) or T.wants_it_now(said)
-                         for said in (text, self.brain.correct(text))):  # "sure, i wuold like to book this cabin"
-            return False
-        return self._answers_pending(goal, text)
-
-    def _about_pending(self, goal: Goal, text: str) -> bool:
-        """Whether a message names what the pending question asks for ("my request id is 8532"):
-        an attempt at an answer, even a wrong one, not a new request."""
-        sop = self.sops.get(goal.type)
-        node = sop.node(goal.pending) if sop else None
-        if sop is None or node is None:
-            return False
-        said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
-        if _names(node, said):  # "my request id is 8532", "where do I find my order number?"
-            return True
-        # "I need to correct my order number": going back to a value this goal already holds
-        if not _corrects(text):
-            return False
-        held = {k for k, v in goal.slots.items() if v not in (None, "")}
-        return any(_names(n, said) for n in sop.nodes.values() if {p.name for p in n.fills} & held)
-
-    def _corrects_goal(self, goal: Goal, text: str) -> bool:
-        """A correction or a go-back about this goal's questions ("wrong product category, let me fix
-        it"): whatever request words it has, it is about this goal."""
-        return _corrects(text) and self._about_pending(goal, text)
-
-    def _answers_pending(self, goal: Goal | None, text: str) -> bool:
-        """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
-        if goal is None or not goal.pending:
-            return False
-        sop = self.sops.get(goal.type)
-        agent = self._agent(goal)
-        if sop is None or agent is None:
-            return False
-        values = agent.answer_values(goal, sop, text, typed_only=True)
-        if T.is_question(text):  # "what's the weather in Pittsburgh?" still names one of the listed answers
-            types = agent.types(sop)
-            values = {k: v for k, v in values.items() if k in types and types[k].kind == "option"}
-        return bool(values)
-
     # ------------------------------------------------------------------ routing
     def _route(self, t: Turn) -> None:
         """Act on the message by precedence (ARCHITECTURE.md §3a); each branch records the command it read.
@@ -342,22 +290,22 @@ class Orchestrator:
             return
         if p.cancel and active is not None:
             cancel = CancelGoal(evidence=T.cancel_phrase(p.text) or p.text, goal=active.type)
-            if self._answers_pending(active, p.text):  # "Yes, please cancel it" to "Shall I cancel it?"
+            if self.reader.answers_pending(active, p.text):  # "Yes, please cancel it" to "Shall I cancel it?"
                 t.reading.drop(cancel, "the message answers the pending question")
             else:
                 t.reading.add(cancel)
-                then = self._asked_after_cancel(t, active, cancel.evidence)
+                then = self.reader.asked_after_cancel(p, active, cancel.evidence)
                 self._cancel(t, active, resume=then is None)
                 if then is not None:  # "forget it then. What's the weather in Chicago?": the new request next
                     t.reading.add(StartGoal(evidence=p.text, sop=then.id, score=round(p.score(then.id), 3)))
                     self._start_or_resume(t, then, t.state.active_goal)
                 return
-        if active is not None and T.is_farewell(p.text) and not self._answers_pending(active, p.text):
+        if active is not None and T.is_farewell(p.text) and not self.reader.answers_pending(active, p.text):
             t.reading.add(SmallTalk(evidence=p.text, act="goodbye"))
             self._leave(t)
             return
         person = T.asks_for_person(p.text)
-        if person and not (active is not None and self._answers_pending(active, p.text)):
+        if person and not (active is not None and self.reader.answers_pending(active, p.text)):
             best = p.best_intent(STRONG_INTENT)
             if best is None or (active is not None and best[0] == active.type):  # an SOP written for it wins
                 t.reading.add(HumanHandoff(evidence=person))
@@ -528,13 +476,15 @@ class Orchestrator:
         return True
 
     def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
-        if _only_social(t):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
+        p, notes = t.perception, t.trace.decisions
+        if only_social(p):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
             return None
-        best = t.perception.best_intent(self.settings.intent_threshold) or self._clear_winner(t, active)
+        best = p.best_intent(self.settings.intent_threshold) \
+            or self.reader.clear_winner(p, active, notes, just_finished=self._just_finished(t))
         by_name = None
         if best is None or (active is not None and best[0] == active.type):
-            best = by_name = self._asked_by_name(t, active) or self._values_name(t, active) \
-                or self._plain_switch(t, active)
+            best = by_name = self.reader.asked_by_name(p, active, notes) or self._values_name(t, active) \
+                or self.reader.plain_switch(p, active, notes)
         if best is None:
             return None
         sop = self.sops[best[0]]
@@ -543,166 +493,33 @@ class Orchestrator:
         if sop.id == active.type:
             return None
         if by_name is None and best[1] < t.perception.score(active.type) + INTENT_MARGIN and (
-                self._request_part(active, t.perception.text, sop.id) is None
-                or self._corrects_goal(active, t.perception.text)):
+                self.reader.request_part(active, t.perception.text, sop.id) is None
+                or self.reader.corrects_goal(active, t.perception.text)):
             return None  # close to the active SOP, and not asked for by name ("wrong category, let me fix it")
         text = t.perception.text
         if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
-                self._answers_pending(active, text) or self._about_pending(active, text)) \
-                and self._request_part(active, text, sop.id) is None:
+                self.reader.answers_pending(active, text) or self.reader.about_pending(active, text)) \
+                and self.reader.request_part(active, text, sop.id) is None:
             t.reading.drop(StartGoal(evidence=text, sop=sop.id, score=round(best[1], 3)),
                            "the message answers the pending question")
             return None
         return sop
 
-    def _request_part(self, active: Goal, text: str, sop_id: str) -> str | None:
-        """The part of a message that asks for ``sop_id`` by name and is not an answer to the pending
-        question ("2pm is good. Also, can you tell me the weather?" -> its second sentence)."""
-        for clause in T.clauses(text, min_tokens=1) or [text]:
-            # "yes, book that cabin for me" to "look for another cabin?": the request after the yes
-            for part in dict.fromkeys((clause, T.YES.sub("", clause, count=1).lstrip(" ,.!"))):
-                if not part or not (T.is_question(part) or T.is_request(self.brain.correct(part))) \
-                        or self._named_sops(T.main_clause(part), near=active.type) != {sop_id}:
-                    continue
-                if active.pending and (self._answers_pending(active, part) or self._about_pending(active, part)):
-                    continue
-                return part
-        return None
-
-    def _moves_on(self, t: Turn, goal: Goal) -> bool:
-        """Whether a message asks for something new rather than reacting to what was just said: a
-        question, a request, or words that point to another SOP."""
-        p = t.perception
-        other = p.intents[0][0] != goal.type and p.intents[0][1] >= LOW_INTENT if p.intents else False
-        return p.question or T.is_request(p.text) or other or bool(self._named_sops(p.text) - {goal.type})
-
-    def _clear_winner(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
-        """With no goal active, an SOP a message plainly points to though it scores under the threshold
-        ("someone took $500 from my account" for a fraud report): at least LOW_INTENT and CLEAR_MARGIN
-        above every other SOP, or a request naming what only that SOP deals with ("can you book Tamarind
-        for 9", "check my balance") from NAMED_INTENT on. Small talk and reactions to a result just given
-        never count. While a goal is active the threshold stands (see :meth:`_asked_by_name`)."""
-        p = t.perception
-        if active is not None or not p.intents or p.greeting or _only_social(t) or len(T.tokens(p.text)) < 2:
-            return None
-        named = self._named_sops(p.text)
-        if len(named) > 1:  # "check my account to see if I can afford dinner": the request, not its purpose
-            named = self._named_sops(T.main_clause(p.text)) or named
-        sop_id, score = p.intents[0]
-        if len(named) == 1 and (p.question or T.is_request(p.text) or sop_id in named):
-            sop_id = next(iter(named))
-            score = p.score(sop_id)
-            if score < NAMED_INTENT:
-                return None
-        else:
-            if self._just_finished(t) and not (p.question or T.is_request(p.text)):
-                return None  # "Well that sounds nice": a reaction to the result, not a new request
-            if not _clear_lead(p):
-                return None
-        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly asked for")
-        return sop_id, score
-
-    def _asked_by_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
-        """While a goal is active, a request that names another SOP's subject ("can you tell me my balance
-        first?") though the message scores under the threshold for it, or highest for the active SOP: at
-        least LOW_INTENT, and not an answer to the pending question."""
-        p = t.perception
-        if active is None or not p.intents or self._corrects_goal(active, p.text):
-            return None
-        lead = p.intents[0][1] if p.intents[0][0] == active.type else None
-        for sop_id, score in p.intents:
-            if sop_id == active.type or score < LOW_INTENT:
-                continue
-            part = self._request_part(active, p.text, sop_id)
-            if part is None:
-                continue
-            if lead is not None and lead - score >= CLEAR_MARGIN and sop_id not in self._named_sops(part, values=False):
-                continue  # the message reads plainly as the running SOP; a value the other lists is not enough
-            t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
-            return sop_id, score
-        return None
-
-    def _plain_switch(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
-        """While a goal waits for an answer, a request that is no answer to it and plainly points to
-        another SOP ("let me sort out my login before that" while a booking asks for a name): at least
-        LOW_INTENT and CLEAR_MARGIN above every other SOP, the active one included."""
-        p = t.perception
-        if active is None or not active.pending or not p.intents or _only_social(t) \
-                or not (p.question or T.is_request(self.brain.correct(p.text))):
-            return None
-        sop_id, score = p.intents[0]
-        if sop_id == active.type or not _clear_lead(p) or self._about_pending(active, p.text):
-            return None
-        sop, agent = self.sops.get(active.type), self._agent(active)
-        if sop is None or agent is None or agent.answer_values(active, sop, p.text):
-            return None  # an answer to the pending question first
-        t.trace.decisions.append(f"{sop_id} scores {score:.2f}, under the threshold, but plainly asked for and "
-                                 f"the message does not answer the pending question")
-        return sop_id, score
-
     def _values_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
-        """A message that gives listed values only one SOP asks for ("we'd arrive on the 4th and leave
-        on the 9th" while searching cabins: the booking's days; "and on Saturday?" after a forecast), and
-        nothing the active SOP can use: that SOP is what the customer is after. A question counts only
-        when the knowledge base has no answer to it (then it is a doubt to answer, see :meth:`_doubt`)."""
-        p = t.perception
-        if active is not None and (active.type not in self.sops or self._answers_pending(active, p.text)
-                                   or self._listed_values(self.sops[active.type], p.text)):
-            return None
-        current = active.type if active is not None else ""
-        given = {sop.id: set(map(str, found.values())) for sop in self.sops.values()
-                 if sop.id != current and (found := self._listed_values(sop, p.text))}
-        # values several SOPs list ("Friday"): the SOP given the most of them ("the Falls Path on Friday"),
-        # else the one finished last ("and on Saturday?" after its report)
-        named = [sid for sid, vals in given.items() if all(vals > v for k, v in given.items() if k != sid)]
-        last = self._last_completed(t) if given else None
-        finished = last[0].type if last is not None else ""
-        if not named and finished in given:
-            named = [finished]
-        if len(named) != 1 or (p.question and self._kb_knows(t, active)):
-            return None
-        if active is not None and (active.type in self._named_sops(p.text, near=active.type)
-                                   or p.score(active.type) - p.score(named[0]) >= CLEAR_MARGIN):
-            return None  # "book the canoe for the Summit Trail" while booking a canoe: about this SOP
-        if active is None and finished == named[0] and (p.question or T.is_request(p.text)):
-            return None  # "any free slot at noon instead?" after a booking failed: a follow-up (see _reopen)
-        t.trace.decisions.append(f"{named[0]}: the message gives values only it asks for")
-        return named[0], p.score(named[0])
+        """See :meth:`RuleReader.values_name`; the goal finished last and the knowledge base come from here."""
+        last = self._last_completed(t)
+        return self.reader.values_name(t.perception, active, t.trace.decisions,
+                                       finished=last[0].type if last is not None else "",
+                                       kb_knows=lambda: self._kb_knows(t, active))
 
-    def _listed_values(self, sop: Sop, text: str) -> dict[str, str]:
-        """The values a message names for the SOP's questions that list their answers."""
-        agent = self._sop_agent(sop.id)
-        types = agent.types(sop) if agent is not None else {}
-        found = {name: find_option(text, st.vocab) for name, st in types.items() if st.kind == "option"}
-        return {k: v for k, v in found.items() if v}
-
-    def _topic_sops(self, text: str) -> set[str]:
-        """SOPs whose subject the message names ("my balance", "a weather report", "reserve a table")."""
-        said = {T.stem(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
-        return {sid for sid, words in self._subjects.items() if words & said}
-
-    def _named_sops(self, text: str, near: str = "", *, values: bool = True) -> set[str]:
-        """SOPs one of whose questions lists a value the message names ("a table at Lucca"), or whose
-        subject it names. ``near``: the SOP the conversation is in; an SOP sharing a title word with it
-        is also named by its own other title words, and when several are named those kin to it are
-        meant ("book that one" while searching cabins: the cabin booking, not the canoe booking). The
-        words that tell ``near`` apart from its kin name it too, so a value another SOP lists does not
-        take a message about ``near`` away from it."""
-        named = self._topic_sops(text)
-        if values:
-            named |= {sop.id for sop in self.sops.values() if self._listed_values(sop, text)}
-        kin = self._kin.get(near)
-        if not kin:
-            return named
-        said = {T.stem(w) for w in T.tokens(text)}
-        named |= {sid for sid, own in kin.items() if own & said}
-        near_named = named & set(kin)
-        named = near_named if len(named) > 1 and near_named else named
-        own = self._title_words.get(near, set())
-        others = named - {near}  # "book the room at the Old Town Inn" while booking: still this SOP
-        if others and all((own - self._title_words.get(k, set())) & said for k in others):
-            named.add(near)
-        return named
+    def _several_requests(self, t: Turn, target: Sop) -> tuple[Sop, tuple[str, ...]]:
+        """A message asking for two things ("I'd like to book a table. But first, check my balance"): the
+        one wanted first (else the one chosen) starts now, the others wait on the stack in order."""
+        now, later = self.reader.several_requests(t.perception.text, target.id)
+        for sop_id in reversed(later):  # the earliest named resumes first
+            t.ops.defer(self._fresh_goal(t, self.sops[sop_id]))
+            t.trace.decisions.append(f"also asked for {sop_id}: it waits until {now} is done")
+        return self.sops[now], later
 
     def _start_or_resume(self, t: Turn, sop: Sop, active: Goal | None, given: dict[str, Any] | None = None) -> None:
         """Start ``sop`` (or bring its waiting goal forward). ``given``: the values a model read for it (the
@@ -776,29 +593,6 @@ class Orchestrator:
                                    words={k: pointer.group(0).strip() for k in filled}))
             t.trace.decisions.append(f"{', '.join(sorted(filled))} from what {source.type} found "
                                      f"(the message points back to it)")
-
-    def _several_requests(self, t: Turn, target: Sop) -> tuple[Sop, tuple[str, ...]]:
-        """A message asking for two things ("I'd like to book a table. But first, check my balance"): the
-        one wanted first (else the one chosen) starts now, the others wait on the stack in order."""
-        asked: list[str] = []
-        first = None
-        for part in T.clauses(T.main_clause(t.perception.text)):  # not a subject named as the purpose or time
-            if not (T.is_question(part) or T.is_request(part) or T.wants_it_now(part)):
-                continue
-            named = self._named_sops(part)
-            if len(named) == 1:
-                sop_id = next(iter(named))
-                asked.append(sop_id)
-                if first is None and T.wants_it_now(part):
-                    first = sop_id
-        asked = list(dict.fromkeys(asked))
-        if len(asked) < 2 or target.id not in asked:
-            return target, ()
-        now = self.sops[first] if first is not None else target
-        for sop_id in reversed([a for a in asked if a != now.id]):  # the earliest named resumes first
-            t.ops.defer(self._fresh_goal(t, self.sops[sop_id]))
-            t.trace.decisions.append(f"also asked for {sop_id}: it waits until {now.id} is done")
-        return now, tuple(a for a in asked if a != now.id)
 
     def _keep_answer(self, t: Turn, goal: Goal) -> None:
         """A message that answers the pending question and asks for something else ("2pm is good. Also,
@@ -891,7 +685,7 @@ class Orchestrator:
         if agent is None:
             return
         p = t.perception
-        if not goal.pending and self._moves_on(t, goal) and _only_offers_left(agent, goal, sop):
+        if not goal.pending and self.reader.moves_on(t.perception, goal) and _only_offers_left(agent, goal, sop):
             t.trace.decisions.append(f"{goal.type} done: the customer asks for more before it could offer it")
             t.ops.mark_done("completed")
             self._route(t)
@@ -901,7 +695,7 @@ class Orchestrator:
         # new values for slots already filled ("I made a mistake, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if goal.pending and p.go_back and not fixes and (self._asks_choice(goal, sop, agent)
-                                                         or not self._answers_pending(goal, p.text)):
+                                                         or not self.reader.answers_pending(goal, p.text)):
             target = agent.go_back(goal, sop, p.text, t.state.turn)
             if target is not None:
                 t.reading.add(GoBack(evidence=p.text, target=target.label))
@@ -909,13 +703,13 @@ class Orchestrator:
                 t.messages.append(self._say(t, "go_back"))
                 self._run_active(t)
                 return
-        if goal.pending and T.is_unable(p.text) and not self._answers_pending(goal, p.text) \
+        if goal.pending and T.is_unable(p.text) and not self.reader.answers_pending(goal, p.text) \
                 and agent.skip_unanswerable(goal, sop, p.text, t.state.turn):
             t.reading.add(Skip(evidence=p.text, question=goal.pending or ""))
             t.trace.decisions.append("customer cannot answer the pending question: taking the SOP's way for that")
             self._run_active(t)
             return
-        if goal.pending and p.question and not self._answers_pending(goal, p.text) \
+        if goal.pending and p.question and not self.reader.answers_pending(goal, p.text) \
                 and not (self._asks_choice(goal, sop, agent) and _choice_words(p.text)) \
                 and not self._gives_values(goal, sop, agent, changes):
             self._doubt(t, goal, sop)
@@ -928,7 +722,7 @@ class Orchestrator:
         elsewhere = bool(other) and _free_text(agent, sop, pending) and _explained_by(p.text, other)
         answer = [] if elsewhere else list(agent.answer_values(goal, sop, p.text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not _part_of(v, answer)}
-        if goal.pending and not answer and not corrections and _corrects(p.text):  # "sorry, I meant Spain"
+        if goal.pending and not answer and not corrections and corrects(p.text):  # "sorry, I meant Spain"
             fix = agent.corrected_text(goal, sop, p.text)
             if fix is not None:
                 corrections, fixes = dict([fix]), dict([fix])
@@ -998,23 +792,6 @@ class Orchestrator:
         resumed = t.ops.mark_done("cancelled")
         if resumed is not None and resume:
             self._resume(t, resumed)
-
-    def _asked_after_cancel(self, t: Turn, goal: Goal, phrase: str) -> Sop | None:
-        """The SOP the words after a cancellation ask for ("Just forget it then. What's the weather like
-        on Tuesday?"): a question or request scoring at least LOW_INTENT for an SOP other than the one
-        cancelled, which names it or leads every other SOP clearly."""
-        p = t.perception
-        at = segment(p.text).find(phrase)
-        rest = segment(p.text)[at + len(phrase):] if at >= 0 else ""
-        if len(T.tokens(rest)) < 2 or not any(T.is_question(c) or T.is_request(self.brain.correct(c))
-                                              for c in T.clauses(rest) or [rest]):
-            return None
-        for sop_id, score in p.intents:
-            if sop_id == goal.type or score < LOW_INTENT or self._sop_agent(sop_id) is None:
-                continue
-            if sop_id in self._named_sops(T.main_clause(rest)) or (p.intents[0][0] == sop_id and _clear_lead(p)):
-                return self.sops[sop_id]
-        return None
 
     def _hand_off(self, t: Turn, active: Goal | None) -> None:
         """The customer asks for a person: the session is marked for the team, every goal is kept as it is
@@ -1345,51 +1122,6 @@ class Orchestrator:
 
 
 MAX_MESSAGE_CHARS = 4000
-
-
-def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
-    """Per SOP, the stems of the words of its title (or of a trigger of three words at most) that no other
-    SOP uses."""
-    names = {s.id: " ".join([s.title, *(g for g in s.triggers if len(T.tokens(g)) <= 3)]) for s in sops}
-    stems = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in REQUEST_VERBS}
-             for sid, name in names.items()}
-    counts = Counter(w for words in stems.values() for w in words)
-    return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
-
-
-def _kin_words(near: str, titles: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The SOPs sharing a title word with ``near``, each with the title words that tell it apart from
-    ``near`` and from the others of them ("Hotel booking" and "Hotel service" from "Hotel search")."""
-    home = titles.get(near) or set()
-    kin = {sid: words for sid, words in titles.items() if sid != near and words & home}
-    return {sid: words - home - set().union(*(w for k, w in kin.items() if k != sid)) for sid, words in kin.items()}
-
-
-def _names(node: Node, said: set[str]) -> bool:
-    """Whether a message's words (``said``) name what ``node`` asks for: every word of one of its slots'
-    names, or every content word of its question's subject (stems compared)."""
-    if any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills):
-        return True
-    named = {T.stem(w) for w in T.words(asked_subject(node.label)) if w not in T.STOPWORDS}
-    return bool(named) and named <= {T.stem(w) for w in said}
-
-
-def _clear_lead(p: Perception) -> bool:
-    """Whether the best-scoring SOP scores at least LOW_INTENT and CLEAR_MARGIN above every other."""
-    score = p.intents[0][1]
-    runner_up = max((s for _, s in p.intents[1:]), default=0.0)
-    return score >= LOW_INTENT and score - runner_up >= CLEAR_MARGIN
-
-
-def _corrects(text: str) -> bool:
-    """Whether a message has correction or go-back words ("actually", "I made a mistake", "go back")."""
-    return bool(T.CORRECTION.search(text)) or T.is_go_back(text)
-
-
-def _only_social(t: Turn) -> bool:
-    """Thanks or goodbye that asks for nothing more ("thanks for the weather report!")."""
-    p = t.perception
-    return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))
 
 
 def _plain(value: Any) -> Any:

@@ -330,12 +330,12 @@ def is_slip(typed: str, word: str) -> bool:
     return False
 
 
-def correct_spelling(text: str, lexicon: set[str]) -> str:
+def correct_spelling(text: str, lexicon: set[str] | frozenset[str]) -> str:
     """Replace words that are near-misses of lexicon words (typos) by those words (lower-cased words out)."""
     return " ".join(_correction(w, lexicon) for w in words(text))
 
 
-def correct_typos(text: str, lexicon: set[str]) -> str:
+def correct_typos(text: str, lexicon: set[str] | frozenset[str]) -> str:
     """The text as written, with only its misspelt words replaced (case, ids and punctuation kept)."""
 
     def fix(m: re.Match[str]) -> str:

@@ -35,7 +35,7 @@ class RuleBrain:
                  extra_triggers: dict[str, list[str]] | None = None) -> None:
         """``extra_triggers`` adds phrases per SOP id (e.g. built from the store's own product categories)."""
         self.embedder = embedder
-        self.lexicon = set(lexicon or set())
+        words = set(lexicon or set())
         self._sop_ids: list[str] = []
         texts: list[str] = []
         for sop in sops:
@@ -43,10 +43,10 @@ class RuleBrain:
                 if trig.strip():
                     self._sop_ids.append(sop.id)
                     texts.append(trig)
-                    self.lexicon.update(T.words(trig))
+                    words.update(T.words(trig))
             for node in sop.nodes.values():
-                self.lexicon.update(w for w in T.words(f"{node.text} {node.expects}") if w.isalpha())
-        self.lexicon: frozenset[str] = frozenset(self.lexicon | T.GENERAL_WORDS
+                words.update(w for w in T.words(f"{node.text} {node.expects}") if w.isalpha())
+        self.lexicon: frozenset[str] = frozenset(words | T.GENERAL_WORDS
                                                  | {w for w in T.STOPWORDS if len(w) >= 4 and w.isalpha()})
         self._vectors = embedder.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
 

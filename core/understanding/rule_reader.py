@@ -1,0 +1,318 @@
+"""The rule reader: what a customer message says, read against the workspace's SOPs and the goal in hand.
+
+The orchestrator asks it, before acting, what a message does: whether it answers the pending question
+(a value of the asked type, a yes/no, a choice among offered options), names what that question asks
+for, corrects a value the goal holds, or asks for another SOP (by its subject, by a value only that SOP
+lists, or by a clear lead in the intent scores). Every method here reads; none changes a session, runs a
+tool or writes a reply. Language knowledge comes from the language files (core/lexicons) through
+:mod:`core.text`; what each SOP is about comes from its title, short triggers and listed values, never
+from a store's or an evaluation's names. Thresholds: ARCHITECTURE.md §3a and docs/turn.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from core import text as T
+from core.agents import SpecialistAgent
+from core.brains.base import Brain, Perception
+from core.brains.rule import asked_subject
+from core.lexicons import segment
+from core.models import Goal
+from core.slots import find_option
+from core.sop.graph import Node, Sop
+
+LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
+CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
+NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
+REQUEST_VERBS = frozenset("check retrieve issue make get know see tell help need want like find give show".split())
+
+
+class RuleReader:
+    """The rules' reading of messages for one workspace: its SOPs, the agents that type their slots, and
+    the brain's spelling correction."""
+
+    def __init__(self, sops: dict[str, Sop], agent_of: Callable[[str], SpecialistAgent | None], brain: Brain) -> None:
+        self.sops = sops
+        self.agent_of = agent_of
+        self.brain = brain
+        self._subjects = _subjects(list(sops.values()))
+        self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
+                             for s in sops.values()}
+        self._kin = {sid: _kin_words(sid, self._title_words) for sid in self._title_words}
+
+    def clear_answer(self, goal: Goal | None, text: str) -> bool:
+        """A short reply that is plainly an answer to the pending ask needs no intent embedding: at most
+        four words, or at most eight with no question, request, cancel or correction words in them
+        ("Lenovo Legion, freezes when gaming.")."""
+        n = len(T.words(text))
+        if n > 8:
+            return False
+        if n > 4 and any(T.is_question(said) or T.is_request(said) or T.is_cancel(said)
+                         or T.CORRECTION.search(said) or T.is_go_back(said) or T.wants_it_now(said)
+                         for said in (text, self.brain.correct(text))):  # "sure, i wuold like to book this cabin"
+            return False
+        return self.answers_pending(goal, text)
+
+    def answers_pending(self, goal: Goal | None, text: str) -> bool:
+        """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
+        if goal is None or not goal.pending:
+            return False
+        sop = self.sops.get(goal.type)
+        agent = self.agent_of(goal.type)
+        if sop is None or agent is None:
+            return False
+        values = agent.answer_values(goal, sop, text, typed_only=True)
+        if T.is_question(text):  # "what's the weather in Pittsburgh?" still names one of the listed answers
+            types = agent.types(sop)
+            values = {k: v for k, v in values.items() if k in types and types[k].kind == "option"}
+        return bool(values)
+
+    def about_pending(self, goal: Goal, text: str) -> bool:
+        """Whether a message names what the pending question asks for ("my request id is 8532"):
+        an attempt at an answer, even a wrong one, not a new request."""
+        sop = self.sops.get(goal.type)
+        node = sop.node(goal.pending) if sop else None
+        if sop is None or node is None:
+            return False
+        said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
+        if _names(node, said):  # "my request id is 8532", "where do I find my order number?"
+            return True
+        # "I need to correct my order number": going back to a value this goal already holds
+        if not corrects(text):
+            return False
+        held = {k for k, v in goal.slots.items() if v not in (None, "")}
+        return any(_names(n, said) for n in sop.nodes.values() if {p.name for p in n.fills} & held)
+
+    def corrects_goal(self, goal: Goal, text: str) -> bool:
+        """A correction or a go-back about this goal's questions ("wrong product category, let me fix
+        it"): whatever request words it has, it is about this goal."""
+        return corrects(text) and self.about_pending(goal, text)
+
+    def request_part(self, active: Goal, text: str, sop_id: str) -> str | None:
+        """The part of a message that asks for ``sop_id`` by name and is not an answer to the pending
+        question ("2pm is good. Also, can you tell me the weather?" -> its second sentence)."""
+        for clause in T.clauses(text, min_tokens=1) or [text]:
+            # "yes, book that cabin for me" to "look for another cabin?": the request after the yes
+            for part in dict.fromkeys((clause, T.YES.sub("", clause, count=1).lstrip(" ,.!"))):
+                if not part or not (T.is_question(part) or T.is_request(self.brain.correct(part))) \
+                        or self.named_sops(T.main_clause(part), near=active.type) != {sop_id}:
+                    continue
+                if active.pending and (self.answers_pending(active, part) or self.about_pending(active, part)):
+                    continue
+                return part
+        return None
+
+    def moves_on(self, p: Perception, goal: Goal) -> bool:
+        """Whether a message asks for something new rather than reacting to what was just said: a
+        question, a request, or words that point to another SOP."""
+        other = p.intents[0][0] != goal.type and p.intents[0][1] >= LOW_INTENT if p.intents else False
+        return p.question or T.is_request(p.text) or other or bool(self.named_sops(p.text) - {goal.type})
+
+    def clear_winner(self, p: Perception, active: Goal | None, notes: list[str], *,
+                     just_finished: bool = False) -> tuple[str, float] | None:
+        """With no goal active, an SOP a message plainly points to though it scores under the threshold
+        ("someone took $500 from my account" for a fraud report): at least LOW_INTENT and CLEAR_MARGIN
+        above every other SOP, or a request naming what only that SOP deals with ("can you book Tamarind
+        for 9", "check my balance") from NAMED_INTENT on. Small talk and reactions to a result just given
+        never count (``just_finished``: a goal ended last turn). While a goal is active the threshold
+        stands (see :meth:`asked_by_name`)."""
+        if active is not None or not p.intents or p.greeting or only_social(p) or len(T.tokens(p.text)) < 2:
+            return None
+        named = self.named_sops(p.text)
+        if len(named) > 1:  # "check my account to see if I can afford dinner": the request, not its purpose
+            named = self.named_sops(T.main_clause(p.text)) or named
+        sop_id, score = p.intents[0]
+        if len(named) == 1 and (p.question or T.is_request(p.text) or sop_id in named):
+            sop_id = next(iter(named))
+            score = p.score(sop_id)
+            if score < NAMED_INTENT:
+                return None
+        else:
+            if just_finished and not (p.question or T.is_request(p.text)):
+                return None  # "Well that sounds nice": a reaction to the result, not a new request
+            if not clear_lead(p):
+                return None
+        notes.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly asked for")
+        return sop_id, score
+
+    def asked_by_name(self, p: Perception, active: Goal | None, notes: list[str]) -> tuple[str, float] | None:
+        """While a goal is active, a request that names another SOP's subject ("can you tell me my balance
+        first?") though the message scores under the threshold for it, or highest for the active SOP: at
+        least LOW_INTENT, and not an answer to the pending question."""
+        if active is None or not p.intents or self.corrects_goal(active, p.text):
+            return None
+        lead = p.intents[0][1] if p.intents[0][0] == active.type else None
+        for sop_id, score in p.intents:
+            if sop_id == active.type or score < LOW_INTENT:
+                continue
+            part = self.request_part(active, p.text, sop_id)
+            if part is None:
+                continue
+            if lead is not None and lead - score >= CLEAR_MARGIN and sop_id not in self.named_sops(part, values=False):
+                continue  # the message reads plainly as the running SOP; a value the other lists is not enough
+            notes.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
+            return sop_id, score
+        return None
+
+    def plain_switch(self, p: Perception, active: Goal | None, notes: list[str]) -> tuple[str, float] | None:
+        """While a goal waits for an answer, a request that is no answer to it and plainly points to
+        another SOP ("let me sort out my login before that" while a booking asks for a name): at least
+        LOW_INTENT and CLEAR_MARGIN above every other SOP, the active one included."""
+        if active is None or not active.pending or not p.intents or only_social(p) \
+                or not (p.question or T.is_request(self.brain.correct(p.text))):
+            return None
+        sop_id, score = p.intents[0]
+        if sop_id == active.type or not clear_lead(p) or self.about_pending(active, p.text):
+            return None
+        sop, agent = self.sops.get(active.type), self.agent_of(active.type)
+        if sop is None or agent is None or agent.answer_values(active, sop, p.text):
+            return None  # an answer to the pending question first
+        notes.append(f"{sop_id} scores {score:.2f}, under the threshold, but plainly asked for and "
+                                 f"the message does not answer the pending question")
+        return sop_id, score
+
+    def listed_values(self, sop: Sop, text: str) -> dict[str, str]:
+        """The values a message names for the SOP's questions that list their answers."""
+        agent = self.agent_of(sop.id)
+        types = agent.types(sop) if agent is not None else {}
+        found = {name: find_option(text, st.vocab) for name, st in types.items() if st.kind == "option"}
+        return {k: v for k, v in found.items() if v}
+
+    def topic_sops(self, text: str) -> set[str]:
+        """SOPs whose subject the message names ("my balance", "a weather report", "reserve a table")."""
+        said = {T.stem(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
+        return {sid for sid, words in self._subjects.items() if words & said}
+
+    def named_sops(self, text: str, near: str = "", *, values: bool = True) -> set[str]:
+        """SOPs one of whose questions lists a value the message names ("a table at Lucca"), or whose
+        subject it names. ``near``: the SOP the conversation is in; an SOP sharing a title word with it
+        is also named by its own other title words, and when several are named those kin to it are
+        meant ("book that one" while searching cabins: the cabin booking, not the canoe booking). A
+        title word of ``near`` that the other SOPs named lack names ``near`` too, so a value another SOP
+        lists does not take a message about ``near`` away from it. ``values=False``: by words only, not
+        by the values the SOPs' questions list."""
+        named = self.topic_sops(text)
+        if values:
+            named |= {sop.id for sop in self.sops.values() if self.listed_values(sop, text)}
+        kin = self._kin.get(near)
+        if not kin:
+            return named
+        said = {T.stem(w) for w in T.tokens(text)}
+        named |= {sid for sid, own in kin.items() if own & said}
+        near_named = named & set(kin)
+        named = near_named if len(named) > 1 and near_named else named
+        own = self._title_words.get(near, set())
+        others = named - {near}  # "book the room at the Old Town Inn" while booking: still this SOP
+        if others and all((own - self._title_words.get(k, set())) & said for k in others):
+            named.add(near)
+        return named
+
+    def values_name(self, p: Perception, active: Goal | None, notes: list[str], *, finished: str = "",
+                    kb_knows: Callable[[], bool] = lambda: False) -> tuple[str, float] | None:
+        """A message that gives listed values only one SOP asks for ("we'd arrive on the 4th and leave
+        on the 9th" while searching cabins: the booking's days; "and on Saturday?" after a forecast), and
+        nothing the active SOP can use: that SOP is what the customer is after. A question counts only
+        when the knowledge base has no answer to it (``kb_knows``; then it is a doubt to answer). ``finished``:
+        the SOP of the goal completed last."""
+        if active is not None and (active.type not in self.sops or self.answers_pending(active, p.text)
+                                   or self.listed_values(self.sops[active.type], p.text)):
+            return None
+        current = active.type if active is not None else ""
+        given = {sop.id: set(map(str, found.values())) for sop in self.sops.values()
+                 if sop.id != current and (found := self.listed_values(sop, p.text))}
+        # values several SOPs list ("Friday"): the SOP given the most of them ("the Falls Path on Friday"),
+        # else the one finished last ("and on Saturday?" after its report)
+        named = [sid for sid, vals in given.items() if all(vals > v for k, v in given.items() if k != sid)]
+        if not named and finished in given:
+            named = [finished]
+        if len(named) != 1 or (p.question and kb_knows()):
+            return None
+        if active is not None and (active.type in self.named_sops(p.text, near=active.type)
+                                   or p.score(active.type) - p.score(named[0]) >= CLEAR_MARGIN):
+            return None  # "book the canoe for the Summit Trail" while booking a canoe: about this SOP
+        if active is None and finished == named[0] and (p.question or T.is_request(p.text)):
+            return None  # "any free slot at noon instead?" after a booking failed: a follow-up (see _reopen)
+        notes.append(f"{named[0]}: the message gives values only it asks for")
+        return named[0], p.score(named[0])
+
+    def several_requests(self, text: str, target: str) -> tuple[str, tuple[str, ...]]:
+        """A message asking for two things ("I'd like to book a table. But first, check my balance"): the SOP
+        to start now (the one wanted first, else ``target``) and the others asked for, in order."""
+        asked: list[str] = []
+        first = None
+        for part in T.clauses(T.main_clause(text)):  # not a subject named as the purpose or time
+            if not (T.is_question(part) or T.is_request(part) or T.wants_it_now(part)):
+                continue
+            named = self.named_sops(part)
+            if len(named) == 1:
+                sop_id = next(iter(named))
+                asked.append(sop_id)
+                if first is None and T.wants_it_now(part):
+                    first = sop_id
+        asked = list(dict.fromkeys(asked))
+        if len(asked) < 2 or target not in asked:
+            return target, ()
+        now = first if first is not None else target
+        return now, tuple(a for a in asked if a != now)
+
+    def asked_after_cancel(self, p: Perception, goal: Goal, phrase: str) -> Sop | None:
+        """The SOP the words after a cancellation ask for ("Just forget it then. What's the weather like
+        on Tuesday?"): a question or request scoring at least LOW_INTENT for an SOP other than the one
+        cancelled, which names it or leads every other SOP clearly."""
+        at = segment(p.text).find(phrase)
+        rest = segment(p.text)[at + len(phrase):] if at >= 0 else ""
+        if len(T.tokens(rest)) < 2 or not any(T.is_question(c) or T.is_request(self.brain.correct(c))
+                                              for c in T.clauses(rest) or [rest]):
+            return None
+        for sop_id, score in p.intents:
+            if sop_id == goal.type or score < LOW_INTENT or self.agent_of(sop_id) is None:
+                continue
+            if sop_id in self.named_sops(T.main_clause(rest)) or (p.intents[0][0] == sop_id and clear_lead(p)):
+                return self.sops[sop_id]
+        return None
+
+
+def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
+    """Per SOP, the stems of the words of its title (or of a trigger of three words at most) that no other
+    SOP uses."""
+    names = {s.id: " ".join([s.title, *(g for g in s.triggers if len(T.tokens(g)) <= 3)]) for s in sops}
+    stems = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in REQUEST_VERBS}
+             for sid, name in names.items()}
+    counts = Counter(w for words in stems.values() for w in words)
+    return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
+
+
+def _kin_words(near: str, titles: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The SOPs sharing a title word with ``near``, each with the title words that tell it apart from
+    ``near`` and from the others of them ("Hotel booking" and "Hotel service" from "Hotel search")."""
+    home = titles.get(near) or set()
+    kin = {sid: words for sid, words in titles.items() if sid != near and words & home}
+    return {sid: words - home - set().union(*(w for k, w in kin.items() if k != sid)) for sid, words in kin.items()}
+
+
+def _names(node: Node, said: set[str]) -> bool:
+    """Whether a message's words (``said``) name what ``node`` asks for: every word of one of its slots'
+    names, or every content word of its question's subject (stems compared)."""
+    if any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills):
+        return True
+    named = {T.stem(w) for w in T.words(asked_subject(node.label)) if w not in T.STOPWORDS}
+    return bool(named) and named <= {T.stem(w) for w in said}
+
+
+def clear_lead(p: Perception) -> bool:
+    """Whether the best-scoring SOP scores at least LOW_INTENT and CLEAR_MARGIN above every other."""
+    score = p.intents[0][1]
+    runner_up = max((s for _, s in p.intents[1:]), default=0.0)
+    return score >= LOW_INTENT and score - runner_up >= CLEAR_MARGIN
+
+
+def corrects(text: str) -> bool:
+    """Whether a message has correction or go-back words ("actually", "I made a mistake", "go back")."""
+    return bool(T.CORRECTION.search(text)) or T.is_go_back(text)
+
+
+def only_social(p: Perception) -> bool:
+    """Thanks or goodbye that asks for nothing more ("thanks for the weather report!")."""
+    return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))
