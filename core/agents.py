@@ -625,36 +625,15 @@ class SpecialistAgent:
                 best = (ranked, asker)
         return best[1] if best else None
 
-    def go_back(self, goal: Goal, sop: Sop, text: str, turn: int = 0) -> Node | None:
-        """Rewind to the earlier ask the customer wants to redo (paper A.1: search the execution memory).
-
-        The ask whose words the message shares most wins, else the latest answered one. Its
-        slots and those of every ask after it are cleared, so the flow runs again from there.
-        An ask skipped because the customer gave its value up front counts as answered.
-        Returns the ask, or None when no earlier ask was answered.
-        """
-        current = goal.pending or goal.step
-        answered = [sop.nodes[n] for n in _linear_order(sop) if sop.nodes[n].asks and n != current
-                    and (_last_success(goal, sop.nodes[n].label) >= 0 or _held(goal, sop.nodes[n]))
-                    and (current is None or current in sop.reachable(n))]
-        if not answered:
-            return None
-        said = set(T.tokens(text)) - GO_BACK_WORDS
-
-        def score(node: Node) -> tuple[int, float, int]:
-            words = set(T.tokens(" ".join([node.label, *(p.name.replace("_", " ") for p in node.fills)])))
-            hit = len(words & said)
-            return hit, hit / max(1, len(words)), _last_success(goal, node.label)
-
-        target = max(answered, key=score)
-        if score(target)[0] == 0:
-            target = max(answered, key=lambda n: _last_success(goal, n.label))
-        self.note_detour(goal, sop, text, turn)
+    def rewind(self, goal: Goal, sop: Sop, target: Node, turn: int = 0, said: str = "") -> None:
+        """Go back to an earlier ask the customer wants to redo (the reader chose it, see
+        :func:`go_back_target`): its slots and those of every ask after it are cleared, so the flow runs
+        again from there. ``said``: the customer's words, kept in the execution memory."""
+        self.note_detour(goal, sop, said, turn)
         for nid in sop.reachable(target.id):
             goal.attempts.pop(nid, None)
         _clear_from(goal, sop, target)
         goal.step, goal.pending = target.id, None
-        return target
 
     def note_detour(self, goal: Goal, sop: Sop, text: str, turn: int, action: str = "") -> None:
         """Record a reply that was a question or a request rather than an answer (feedback fail),
@@ -786,6 +765,27 @@ GO_BACK_WORDS = frozenset(T.words("go back change changed wrong previous last qu
                                    "re-enter reenter retype re-type correct fix edit mistake made gave give given "
                                    "entered typed start over beginning wait sorry oops actually ask user provide "
                                    "send said part earlier before"))
+
+
+def go_back_target(goal: Goal, sop: Sop, text: str) -> Node | None:
+    """The earlier ask a customer wants to redo (paper A.1: search the execution memory): the one whose
+    words the message shares most, else the latest answered one. An ask skipped because the customer gave
+    its value up front counts as answered. None when no earlier ask was answered."""
+    current = goal.pending or goal.step
+    answered = [sop.nodes[n] for n in _linear_order(sop) if sop.nodes[n].asks and n != current
+                and (_last_success(goal, sop.nodes[n].label) >= 0 or _held(goal, sop.nodes[n]))
+                and (current is None or current in sop.reachable(n))]
+    if not answered:
+        return None
+    said = set(T.tokens(text)) - GO_BACK_WORDS
+
+    def score(node: Node) -> tuple[int, float, int]:
+        words = set(T.tokens(" ".join([node.label, *(p.name.replace("_", " ") for p in node.fills)])))
+        hit = len(words & said)
+        return hit, hit / max(1, len(words)), _last_success(goal, node.label)
+
+    target = max(answered, key=score)
+    return target if score(target)[0] else max(answered, key=lambda n: _last_success(goal, n.label))
 
 
 def _lone_number(text: str) -> str | None:

@@ -440,20 +440,26 @@ class Orchestrator:
             t.reading.reader = "rules"
             return False
         if active is not None and sop is not None and agent is not None and isinstance(c, GoBack | Skip):
-            t.reading.add(c)
-            if isinstance(c, GoBack):
-                target = agent.go_back(active, sop, t.perception.text, t.state.turn)
+            if isinstance(c, GoBack):  # the question to go back to: the one the command names, else the reader's
+                target = next((n for n in sop.nodes.values() if n.asks and c.target in (n.id, n.label)), None) \
+                    if c.target else None
+                target = target or self.reader.go_back_target(active, c.evidence or t.perception.text)
+                t.reading.add(GoBack(evidence=c.evidence, target=target.label) if target is not None else c)
                 if target is not None:
+                    agent.rewind(active, sop, target, t.state.turn, c.evidence)
                     t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
                     t.messages.append(self._say(t, "go_back"))
                     self._run_active(t)
                 else:
                     self._reprompt(t, active)
-            elif agent.skip_unanswerable(active, sop, t.perception.text, t.state.turn):
-                t.trace.decisions.append("customer cannot answer the pending question: taking the SOP's way for that")
-                self._run_active(t)
             else:
-                self._invalid(t, active, sop)
+                t.reading.add(c)
+                if agent.skip_unanswerable(active, sop, t.perception.text, t.state.turn):
+                    t.trace.decisions.append("customer cannot answer the pending question: taking the SOP's way "
+                                             "for that")
+                    self._run_active(t)
+                else:
+                    self._invalid(t, active, sop)
             return True
         if isinstance(c, KnowledgeQuestion | FollowUp) and active is not None and sop is not None and active.pending:
             self._doubt(t, active, sop)  # records the command it answers
@@ -696,9 +702,10 @@ class Orchestrator:
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if goal.pending and p.go_back and not fixes and (self._asks_choice(goal, sop, agent)
                                                          or not self.reader.answers_pending(goal, p.text)):
-            target = agent.go_back(goal, sop, p.text, t.state.turn)
+            target = self.reader.go_back_target(goal, p.text)
             if target is not None:
                 t.reading.add(GoBack(evidence=p.text, target=target.label))
+                agent.rewind(goal, sop, target, t.state.turn, p.text)
                 t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
                 t.messages.append(self._say(t, "go_back"))
                 self._run_active(t)

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from core import text as T
-from core.agents import SpecialistAgent
+from core.agents import SpecialistAgent, go_back_target
 from core.brains.base import Brain, Perception
 from core.brains.rule import asked_subject
 from core.lexicons import segment
@@ -236,6 +236,12 @@ class RuleReader:
             return None  # "any free slot at noon instead?" after a booking failed: a follow-up (see _reopen)
         notes.append(f"{named[0]}: the message gives values only it asks for")
         return named[0], p.score(named[0])
+
+    def go_back_target(self, goal: Goal, text: str) -> Node | None:
+        """The earlier question of ``goal`` a go-back means ("wait, the arrival day was wrong"): see
+        :func:`core.agents.go_back_target`."""
+        sop = self.sops.get(goal.type)
+        return go_back_target(goal, sop, text) if sop is not None else None
 
     def several_requests(self, text: str, target: str) -> tuple[str, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the SOP

@@ -141,3 +141,20 @@ def test_a_command_the_context_rules_out_leaves_the_message_to_the_rules(model: 
     assert r["dropped"][0]["reason"] == "that request is the one running"
     assert r["reader"] == "rules" and r["commands"][0]["command"] == "answer"  # the rules read the order number
     assert "address" in reply.lower()
+
+
+def test_a_go_back_the_model_read_returns_to_the_question_the_reading_names(model: Any) -> None:
+    """The model says only "go back"; which question is the reader's to say (the one whose words the
+    message shares), and the trace's command names it."""
+    said = "wait, go back, the new address I gave is not right"
+    orch = model({said: reading("go_back")})
+    chat(orch, "g", "I need to change my delivery address", "NW-10481", "22 Baker Street, Springfield 01103")
+    chat(orch, "g", said)
+    state = orch.load_state("g")
+    assert state is not None and state.active_goal is not None
+    assert state.active_goal.slots.get("new_address") in (None, "")
+    read = trace(orch, "g")["reading"]
+    assert read["reader"] == "model"
+    assert [c["command"] for c in read["commands"]] == ["go_back"]
+    asked = orch.sops["care.address_change"].nodes[state.active_goal.pending]
+    assert read["commands"][0]["target"] == asked.label and "address" in asked.label
