@@ -14,7 +14,7 @@ from core import text as T
 from core.brains.base import Brain, proposed_values
 from core.domain.commerce import Commerce, offered
 from core.memory.base import PreferenceSummary
-from core.memory.defaults import accepted_value, decline_offers, offer_question, remembered_range
+from core.memory.defaults import accepted_value, forget_offers, offer_question, remembered_range, takes_offer
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
 from core.slots import (
     SlotType,
@@ -71,6 +71,19 @@ class AgentRunResponse:
     decisions: list[str] = field(default_factory=list)
     asked: bool = False
     path: list[str] = field(default_factory=list)  # ids of the nodes this run visited, in order
+
+
+@dataclass(frozen=True)
+class AnswerReading:
+    """A reply to the pending ask as read (:meth:`SpecialistAgent.read_answer`), before it is acted on."""
+
+    ask: str  # the pending ask's node id
+    values: dict[str, Any]  # its slots' values
+    ok: bool  # every required slot is given
+    ahead: dict[str, Any] = field(default_factory=dict)  # values for the next questions
+    enriched: dict[str, str] = field(default_factory=dict)  # filled descriptions with the answer's extra words
+    heard: Any = None  # what the execution memory keeps of it
+    declined: bool = False  # a "no" to a remembered default
 
 
 @dataclass
@@ -137,6 +150,13 @@ class SpecialistAgent:
 
     def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
         """Interpret a reply to the pending ask: True valid, False invalid, None when nothing is pending."""
+        reading = self.read_answer(goal, sop, text)
+        return None if reading is None else self.take_answer(goal, sop, reading, turn)
+
+    def read_answer(self, goal: Goal, sop: Sop, text: str) -> AnswerReading | None:
+        """What a reply gives the pending ask, read before anything changes: its slots' values, values the
+        reply gives beyond the question for the next ones, words that add to filled descriptions, and
+        whether it turns down a remembered default. None when nothing is pending."""
         node = sop.node(goal.pending)
         if node is None or not node.asks:
             return None
@@ -146,29 +166,38 @@ class SpecialistAgent:
             values = self.answer_values(goal, sop, self.env.brain.correct(text)) or values
         ok = bool(values) and all(r in values for r in required)
         if not ok:
-            decline_offers(goal.slots, [p.name for p in node.fills], text)
-        goal.memory.append(MemoryEntry(action=node.label, observation=values if ok else self.env.brain.correct(text),
-                                       feedback="success" if ok else "fail", turn=turn))
-        if ok:
-            goal.slots.update(values)
-            self._append_leftover(goal, sop, text, values)
-            self._fill_ahead(goal, sop, node, text, values)
+            return AnswerReading(node.id, values, False, heard=self.env.brain.correct(text),
+                                 declined=takes_offer(text) is False)
+        return AnswerReading(node.id, values, True, ahead=self._ahead(goal, sop, node, text, values),
+                             enriched=self._leftover(goal, sop, text, values), heard=values)
+
+    def take_answer(self, goal: Goal, sop: Sop, reading: AnswerReading, turn: int) -> bool:
+        """Act on a reply read by :meth:`read_answer`: the execution memory notes it; a complete answer
+        fills its slots (and what it gave ahead) and moves the flow past the ask. True when it did."""
+        node = sop.nodes[reading.ask]
+        if reading.declined:
+            forget_offers(goal.slots, [p.name for p in node.fills])
+        goal.memory.append(MemoryEntry(action=node.label, observation=reading.heard,
+                                       feedback="success" if reading.ok else "fail", turn=turn))
+        if reading.ok:
+            goal.slots.update(reading.values)
+            goal.slots.update(reading.enriched)
+            goal.slots.update({k: v for k, v in reading.ahead.items() if _unknown(goal, k)})
             goal.attempts.pop(node.id, None)
             goal.pending = None
             goal.step = node.next
-        return ok
+        return reading.ok
 
-    def _append_leftover(self, goal: Goal, sop: Sop, text: str, values: dict[str, Any]) -> None:
+    def _leftover(self, goal: Goal, sop: Sop, text: str, values: dict[str, Any]) -> dict[str, str]:
         """Extra words in an answer enrich already-filled free-text slots (e.g. the symptom)."""
         rest = text
         for v in values.values():
             if isinstance(v, str):
                 rest = rest.replace(v, " ")
         if len(T.tokens(rest)) < 2:
-            return
-        for name, st in self.types(sop).items():
-            if st.kind == "text" and st.describes and name in goal.slots and name not in values:
-                goal.slots[name] = f"{goal.slots[name]}; {rest.strip(' ,.;')}"
+            return {}
+        return {name: f"{goal.slots[name]}; {rest.strip(' ,.;')}" for name, st in self.types(sop).items()
+                if st.kind == "text" and st.describes and name in goal.slots and name not in values}
 
     def slot_words(self, sop: Sop) -> set[str]:
         """The words that name what the SOP asks for: its slot names and the words of its questions
@@ -191,24 +220,26 @@ class SpecialistAgent:
         """For a slot of listed options (weekdays among them), "tomorrow" also as the weekday it is."""
         return T.name_days(text, self.env.today()) if st.kind == "option" else text
 
-    def _fill_ahead(self, goal: Goal, sop: Sop, node: Node, text: str, values: dict[str, Any]) -> None:
-        """What an answer gives beyond the question fills the next questions when it fits their type
+    def _ahead(self, goal: Goal, sop: Sop, node: Node, text: str, values: dict[str, Any]) -> dict[str, Any]:
+        """What an answer gives beyond the question, for the next questions when it fits their type
         ("85731890, 3100" to the account number: the PIN asked next is 3100)."""
         rest = text
         for v in values.values():
             rest = rest.replace(str(v), " ", 1)
         if not re.search(r"\d|[A-Z]", rest):
-            return
+            return {}
         types = self.types(sop)
+        ahead: dict[str, Any] = {}
         for ask in _asks_ahead(sop, node):
             for p in ask.fills:
                 st = types.get(p.name)
-                if st is None or st.kind not in AHEAD_KINDS or not _unknown(goal, p.name):
+                if st is None or st.kind not in AHEAD_KINDS or not _unknown(goal, p.name) or p.name in ahead:
                     continue
                 val = extract(st, self._dated(st, rest), asked=True)
                 if validate(st, val):
-                    goal.slots[p.name] = val
+                    ahead[p.name] = val
                     rest = rest.replace(str(val), " ", 1)
+        return ahead
 
     def skip_unanswerable(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool:
         """The customer cannot give what the pending question asks ("I've forgotten the passcode"). When the SOP

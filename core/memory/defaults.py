@@ -68,8 +68,13 @@ def accepted_value(slots: dict[str, Any], name: str, text: str) -> float | None:
 
 def decline_offers(slots: dict[str, Any], names: list[str], text: str) -> None:
     """A "no" to an offered default: do not offer it again in this goal."""
-    offers = slots.get(REMEMBERED) or {}
     if takes_offer(text) is False:
-        for name in names:
-            if offers.get(name) is not None:
-                offers[name] = None
+        forget_offers(slots, names)
+
+
+def forget_offers(slots: dict[str, Any], names: list[str]) -> None:
+    """The remembered defaults of these slots are not offered again in this goal (the customer said no)."""
+    offers = slots.get(REMEMBERED) or {}
+    for name in names:
+        if offers.get(name) is not None:
+            offers[name] = None
