@@ -252,9 +252,15 @@ class SpecialistAgent:
         return True
 
     def note_unavailable(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any]) -> list[str]:
+        """Note the slots a message says the customer cannot give (:meth:`unavailable_named`): when the
+        flow reaches such a question it takes the SOP's way for a missing answer instead of asking."""
+        out = self.unavailable_named(goal, sop, text, given)
+        goal.unavailable += out
+        return out
+
+    def unavailable_named(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any]) -> list[str]:
         """Slots a message says the customer cannot give, before they are asked ("I don't remember my
-        account number"): named by a word only that question uses. When the flow reaches such a
-        question it takes the SOP's way for a missing answer instead of asking."""
+        account number"): named by a word only that question uses (not those ``given``, known or noted)."""
         if not T.is_unable(text):
             return []
         said = {T.singular(w) for w in T.words(text)}
@@ -266,8 +272,7 @@ class SpecialistAgent:
             if not {w for w in topics[n.id] if counts[w] == 1} & said:
                 continue
             for p in n.fills:
-                if p.name not in given and _unknown(goal, p.name) and p.name not in goal.unavailable:
-                    goal.unavailable.append(p.name)
+                if p.name not in given and _unknown(goal, p.name) and p.name not in goal.unavailable + out:
                     out.append(p.name)
         return out
 

@@ -49,11 +49,7 @@ from core.understanding import (
     Unclear,
     value_words,
 )
-from core.understanding.rule_reader import (
-    RuleReader,
-    corrects,
-    only_social,
-)
+from core.understanding.rule_reader import RuleReader, explained_by, only_social
 
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
@@ -686,64 +682,47 @@ class Orchestrator:
                                    words=value_words(t.perception.text, found)))
 
     def _continue(self, t: Turn, goal: Goal) -> None:
+        """A message to the running goal: read first (:meth:`RuleReader.read_reply`), then acted on in the
+        order of precedence: a go-back, a question the customer cannot answer, a side question, then
+        corrections and the answer itself."""
         sop = self.sops[goal.type]
         agent = self._agent(goal)
         if agent is None:
             return
         p = t.perception
-        if not goal.pending and self.reader.moves_on(t.perception, goal) and _only_offers_left(agent, goal, sop):
+        if not goal.pending and self.reader.moves_on(p, goal) and _only_offers_left(agent, goal, sop):
             t.trace.decisions.append(f"{goal.type} done: the customer asks for more before it could offer it")
             t.ops.mark_done("completed")
             self._route(t)
             return
         self._keep_for_later(t, goal)
-        changes = agent.extract_volunteered(goal, sop, p.text, opening=False)
-        # new values for slots already filled ("I made a mistake, the address is ..."): a correction
-        fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
-        if goal.pending and p.go_back and not fixes and (self._asks_choice(goal, sop, agent)
-                                                         or not self.reader.answers_pending(goal, p.text)):
-            target = self.reader.go_back_target(goal, p.text)
-            if target is not None:
-                t.reading.add(GoBack(evidence=p.text, target=target.label))
-                agent.rewind(goal, sop, target, t.state.turn, p.text)
-                t.trace.decisions.append(f"customer asked to go back: returning to {target.label!r}")
-                t.messages.append(self._say(t, "go_back"))
-                self._run_active(t)
-                return
-        if goal.pending and T.is_unable(p.text) and not self.reader.answers_pending(goal, p.text) \
-                and agent.skip_unanswerable(goal, sop, p.text, t.state.turn):
+        r = self.reader.read_reply(goal, p)
+        if r.go_back is not None:
+            t.reading.add(GoBack(evidence=p.text, target=r.go_back.label))
+            agent.rewind(goal, sop, r.go_back, t.state.turn, p.text)
+            t.trace.decisions.append(f"customer asked to go back: returning to {r.go_back.label!r}")
+            t.messages.append(self._say(t, "go_back"))
+            self._run_active(t)
+            return
+        if r.unable and agent.skip_unanswerable(goal, sop, p.text, t.state.turn):
             t.reading.add(Skip(evidence=p.text, question=goal.pending or ""))
             t.trace.decisions.append("customer cannot answer the pending question: taking the SOP's way for that")
             self._run_active(t)
             return
-        if goal.pending and p.question and not self.reader.answers_pending(goal, p.text) \
-                and not (self._asks_choice(goal, sop, agent) and _choice_words(p.text)) \
-                and not self._gives_values(goal, sop, agent, changes):
+        if r.doubt:
             self._doubt(t, goal, sop)
             return
-        agent.note_unavailable(goal, sop, p.text, changes)
-        pending = sop.node(goal.pending)
-        pending_slots = {f.name for f in pending.fills} if pending else set()
-        other = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
-        # "My account number is 68318931" while a free-text question waits: it answers another question
-        elsewhere = bool(other) and _free_text(agent, sop, pending) and _explained_by(p.text, other)
-        answer = [] if elsewhere else list(agent.answer_values(goal, sop, p.text).values())  # one slot, not two
-        corrections = {k: v for k, v in other.items() if not _part_of(v, answer)}
-        if goal.pending and not answer and not corrections and corrects(p.text):  # "sorry, I meant Spain"
-            fix = agent.corrected_text(goal, sop, p.text)
-            if fix is not None:
-                corrections, fixes = dict([fix]), dict([fix])
-        # "I made a mistake, the address is 14 Elm St" while a phone is asked: a correction, not an answer
-        correcting = bool(set(corrections) & set(fixes)) and not answer
-        accepted = None if elsewhere or correcting else agent.accept_answer(goal, sop, p.text, t.state.turn)
+        goal.unavailable += [k for k in r.unavailable if k not in goal.unavailable]
+        accepted = agent.take_answer(goal, sop, r.answer, t.state.turn) if r.answer is not None else None
+        pending = sop.node(r.answer.ask) if r.answer is not None else None
         if accepted and pending is not None:
             got = {f.name: goal.slots.get(f.name) for f in pending.fills if goal.slots.get(f.name) is not None}
             t.reading.add(Answer(evidence=p.text, question=pending.label, value=_plain(got)))
-        if corrections:
-            changed = agent.apply_correction(goal, sop, corrections)
+        if r.corrections:
+            changed = agent.apply_correction(goal, sop, r.corrections)
             if changed:
                 for k in changed:  # a filled slot changed, or a later step's slot given early
-                    t.reading.add(CorrectSlot(evidence=p.text, slot=k, value=goal.slots.get(k)) if k in fixes
+                    t.reading.add(CorrectSlot(evidence=p.text, slot=k, value=goal.slots.get(k)) if k in r.fixes
                                   else SetSlots(evidence=p.text, values={k: goal.slots.get(k)},
                                                 words=value_words(p.text, {k: goal.slots.get(k)})))
                 t.trace.decisions.append(f"correction: {', '.join(changed)} updated")
@@ -753,21 +732,6 @@ class Orchestrator:
             self._invalid(t, goal, sop)
             return
         self._run_active(t)
-
-    @staticmethod
-    def _gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, Any]) -> bool:
-        """Whether a question carries new values for the goal ("why don't you try PIN 3941?"): then it
-        is information to use, not a doubt to answer from the knowledge base. ``found``: the values the
-        message volunteers."""
-        types = agent.types(sop)
-        return any(goal.slots.get(k) != v for k, v in found.items() if k in types and types[k].kind != "text")
-
-    @staticmethod
-    def _asks_choice(goal: Goal, sop: Sop, agent: SpecialistAgent) -> bool:
-        """Whether the pending question asks the customer to choose among results ("the second one?")."""
-        node = sop.node(goal.pending)
-        types = agent.types(sop)
-        return node is not None and any(types[p.name].kind == "choice" for p in node.fills if p.name in types)
 
     def _invalid(self, t: Turn, goal: Goal, sop: Sop) -> None:
         node = sop.node(goal.pending)
@@ -956,7 +920,7 @@ class Orchestrator:
             return False
         last, sop, agent = found
         said = agent.extract_volunteered(last, sop, p.text, opening=False)
-        if not (p.question or T.is_request(p.text) or _explained_by(p.text, said)):
+        if not (p.question or T.is_request(p.text) or explained_by(p.text, said)):
             return False  # "well at least it's better in LA tomorrow": a comment, not a new request
         types = agent.types(sop)
         changed = sorted(k for k, v in said.items() if last.slots.get(k) != v and (
@@ -1158,21 +1122,6 @@ def search_query(text: str, pending: Node | None) -> str:
     return PRONOUN.sub(f"my {subject}", text, count=1)
 
 
-def _part_of(value: Any, answer: list[Any]) -> bool:
-    """Whether a value is (part of) the answer's own value: "HP" or 4000 in the chosen "HP Brio 4K"."""
-    low = str(value).lower()
-    for a in answer:
-        if value == a:
-            return True
-        if isinstance(a, str) and (re.search(rf"\b{re.escape(low)}\b", a.lower())
-                                   or (isinstance(value, int | float) and round(float(value), 2) in T.number_forms(a))):
-            return True
-    return False
-
-
-HEDGES = frozenset(T.words("think either maybe probably actually guess believe sure remember now oh hmm wait sorry "
-                           "just try or and it was with also here"))
-
 
 def _only_offers_left(agent: SpecialistAgent, goal: Goal, sop: Sop) -> bool:
     """Whether all a goal still has to do is offer more help ("Is there anything else?")."""
@@ -1181,21 +1130,6 @@ def _only_offers_left(agent: SpecialistAgent, goal: Goal, sop: Sop) -> bool:
         T.offers_more(m) for m in resp.messages)
 
 
-def _free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
-    """Whether a question takes any text as its answer (a name, a date, a security answer)."""
-    types = agent.types(sop)
-    return node is not None and node.asks and bool(node.fills) and all(
-        p.name in types and types[p.name].kind == "text" for p in node.fills)
-
-
-def _explained_by(text: str, values: dict[str, Any]) -> bool:
-    """Whether a message says nothing but these slots' values and names ("my PIN is 0314 or 9431")."""
-    rest = text
-    for value in values.values():
-        rest = re.sub(re.escape(str(value)), " ", rest, flags=re.I)
-    named = {w for k in values for w in T.words(k.replace("_", " "))}
-    left = [w for w in T.tokens(rest) if w not in named and w not in HEDGES and not w.isdigit()]
-    return len(left) <= 1
 
 
 def _social_reply(text: str, greeting: bool, thanks: bool) -> str:
@@ -1207,11 +1141,6 @@ def _social_reply(text: str, greeting: bool, thanks: bool) -> str:
         return "You're welcome!"
     return ""
 
-
-def _choice_words(text: str) -> bool:
-    from core.slots import CHOOSE
-
-    return bool(CHOOSE.search(text)) and not any(w in text.lower() for w in ("in stock", "how much", "price"))
 
 
 def _article(phrase: str) -> str:

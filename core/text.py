@@ -494,6 +494,15 @@ def main_clause(text: str) -> str:
     return re.sub(r"\s+", " ", SUBORDINATE.sub(" ", FRONTED.sub(" ", segmented))).strip()
 
 
+HEDGES = frozenset(w for phrase in LEX.phrases("hedges") for w in LEX.segment(phrase).lower().split())
+ITEM_QUESTION = _lex("item_questions")
+
+
+def asks_about_item(text: str) -> bool:
+    """Whether a message asks about an offered item (its stock or price) rather than picking one."""
+    return bool(ITEM_QUESTION.search(LEX.segment(text)))
+
+
 WHEN = _lex("asks_when")
 
 

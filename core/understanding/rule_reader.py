@@ -11,22 +11,38 @@ from a store's or an evaluation's names. Thresholds: ARCHITECTURE.md §3a and do
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from core import text as T
-from core.agents import SpecialistAgent, go_back_target
+from core.agents import AnswerReading, SpecialistAgent, go_back_target
 from core.brains.base import Brain, Perception
 from core.brains.rule import asked_subject
 from core.lexicons import segment
 from core.models import Goal
-from core.slots import find_option
+from core.slots import CHOOSE, find_option
 from core.sop.graph import Node, Sop
 
 LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
 CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
 NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
 REQUEST_VERBS = frozenset("check retrieve issue make get know see tell help need want like find give show".split())
+
+
+@dataclass(frozen=True)
+class ReplyReading:
+    """The rules' reading of a message to the running goal (:meth:`RuleReader.read_reply`)."""
+
+    go_back: Node | None = None  # the earlier question the customer wants to redo
+    unable: bool = False  # the customer cannot answer the pending question
+    doubt: bool = False  # a side question, to answer from the knowledge base
+    unavailable: tuple[str, ...] = ()  # slots the customer says they cannot give
+    answer: AnswerReading | None = None  # the reply to the pending question, when it is one
+    corrections: dict[str, Any] = field(default_factory=dict)  # values for other slots of the goal
+    fixes: dict[str, Any] = field(default_factory=dict)  # ... those that replace a filled value
 
 
 class RuleReader:
@@ -243,6 +259,45 @@ class RuleReader:
         sop = self.sops.get(goal.type)
         return go_back_target(goal, sop, text) if sop is not None else None
 
+    def read_reply(self, goal: Goal, p: Perception) -> ReplyReading:
+        """A message to the running goal, read before anything changes: a go-back (to which question), a
+        question the customer cannot answer, a side question, slots they say they cannot give, the
+        answer to the pending question, and values for other slots (corrections of filled ones among
+        them: "I made a mistake, the address is 14 Elm St" while a phone is asked)."""
+        sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
+        if sop is None or agent is None:
+            return ReplyReading()
+        text = p.text
+        changes = agent.extract_volunteered(goal, sop, text, opening=False)
+        # new values for slots already filled ("I made a mistake, the address is ..."): a correction
+        fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
+        answers = self.answers_pending(goal, text)
+        choice = asks_choice(goal, sop, agent)
+        if goal.pending and p.go_back and not fixes and (choice or not answers):
+            target = self.go_back_target(goal, text)
+            if target is not None:
+                return ReplyReading(go_back=target)
+        unable = bool(goal.pending) and T.is_unable(text) and not answers
+        if goal.pending and p.question and not answers and not (choice and choice_words(text)) \
+                and not gives_values(goal, sop, agent, changes):
+            return ReplyReading(unable=unable, doubt=True)
+        pending = sop.node(goal.pending)
+        pending_slots = {f.name for f in pending.fills} if pending else set()
+        other = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
+        # "My account number is 68318931" while a free-text question waits: it answers another question
+        elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other)
+        answer = [] if elsewhere else list(agent.answer_values(goal, sop, text).values())  # one slot, not two
+        corrections = {k: v for k, v in other.items() if not part_of(v, answer)}
+        if goal.pending and not answer and not corrections and corrects(text):  # "sorry, I meant Spain"
+            fix = agent.corrected_text(goal, sop, text)
+            if fix is not None:
+                corrections, fixes = dict([fix]), dict([fix])
+        # "I made a mistake, the address is 14 Elm St" while a phone is asked: a correction, not an answer
+        correcting = bool(set(corrections) & set(fixes)) and not answer
+        return ReplyReading(unable=unable, unavailable=tuple(agent.unavailable_named(goal, sop, text, changes)),
+                            answer=None if elsewhere or correcting else agent.read_answer(goal, sop, text),
+                            corrections=corrections, fixes=fixes)
+
     def several_requests(self, text: str, target: str) -> tuple[str, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the SOP
         to start now (the one wanted first, else ``target``) and the others asked for, in order."""
@@ -322,3 +377,52 @@ def corrects(text: str) -> bool:
 def only_social(p: Perception) -> bool:
     """Thanks or goodbye that asks for nothing more ("thanks for the weather report!")."""
     return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))
+
+
+def explained_by(text: str, values: dict[str, Any]) -> bool:
+    """Whether a message says nothing but these slots' values and names ("my PIN is 0314 or 9431")."""
+    rest = text
+    for value in values.values():
+        rest = re.sub(re.escape(str(value)), " ", rest, flags=re.I)
+    named = {w for k in values for w in T.words(k.replace("_", " "))}
+    left = [w for w in T.tokens(rest) if w not in named and w not in T.HEDGES and not w.isdigit()]
+    return len(left) <= 1
+
+
+def part_of(value: Any, answer: list[Any]) -> bool:
+    """Whether a value is (part of) the answer's own value: "HP" or 4000 in the chosen "HP Brio 4K"."""
+    low = str(value).lower()
+    for a in answer:
+        if value == a:
+            return True
+        if isinstance(a, str) and (re.search(rf"\b{re.escape(low)}\b", a.lower())
+                                   or (isinstance(value, int | float) and round(float(value), 2) in T.number_forms(a))):
+            return True
+    return False
+
+
+def free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
+    """Whether a question takes any text as its answer (a name, a date, a security answer)."""
+    types = agent.types(sop)
+    return node is not None and node.asks and bool(node.fills) and all(
+        p.name in types and types[p.name].kind == "text" for p in node.fills)
+
+
+def gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, Any]) -> bool:
+    """Whether a question carries new values for the goal ("why don't you try PIN 3941?"): then it is
+    information to use, not a doubt to answer from the knowledge base. ``found``: the values the message
+    volunteers."""
+    types = agent.types(sop)
+    return any(goal.slots.get(k) != v for k, v in found.items() if k in types and types[k].kind != "text")
+
+
+def asks_choice(goal: Goal, sop: Sop, agent: SpecialistAgent) -> bool:
+    """Whether the pending question asks the customer to choose among results ("the second one?")."""
+    node = sop.node(goal.pending)
+    types = agent.types(sop)
+    return node is not None and any(types[p.name].kind == "choice" for p in node.fills if p.name in types)
+
+
+def choice_words(text: str) -> bool:
+    """Whether a message picks one of the offered results ("the first one"), not asks about them."""
+    return bool(CHOOSE.search(text)) and not T.asks_about_item(text)
