@@ -112,7 +112,7 @@ class Orchestrator:
         self.aliases = T.Aliases(aliases or {})
         self.languages = languages
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
-        self.reader = RuleReader(self.sops, self._sop_agent, brain)  # what a message says, by the rules
+        self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce)  # what a message says, by the rules
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
@@ -639,24 +639,13 @@ class Orchestrator:
         return out
 
     def _keep_for_later(self, t: Turn, active: Goal) -> None:
-        """Values the message gives for questions only other SOPs ask (typed ones: listed options,
-        dates, numbers, ids): kept in the session for the goal that will ask for them."""
-        if active.type not in self.sops:
-            return
-        own = set(self.sops[active.type].slot_names())
-        for sop in self.sops.values():
-            agent = self._sop_agent(sop.id)
-            if sop.id == active.type or agent is None:
-                continue
-            types = agent.types(sop)
-            found = agent.extract_volunteered(Goal(id="", type=sop.id), sop, t.perception.text, opening=False)
-            kept = {k: v for k, v in found.items() if k not in own and k in types
-                    and types[k].kind not in ("text", "boolean", "choice")}
-            if kept:
-                t.state.told.update(kept)
-                t.reading.add(SetSlots(evidence=t.perception.text, values=dict(kept),
-                                       words=value_words(t.perception.text, kept)))
-                t.trace.decisions.append(f"kept for {sop.id}: {', '.join(sorted(kept))}")
+        """Values the message gives for questions only other SOPs ask (:meth:`RuleReader.kept_for_later`):
+        kept in the session for the goal that will ask for them."""
+        for sop_id, kept in self.reader.kept_for_later(active, t.perception.text).items():
+            t.state.told.update(kept)
+            t.reading.add(SetSlots(evidence=t.perception.text, values=dict(kept),
+                                   words=value_words(t.perception.text, kept)))
+            t.trace.decisions.append(f"kept for {sop_id}: {', '.join(sorted(kept))}")
 
     def _volunteered(self, t: Turn, goal: Goal, sop: Sop, *, opening: bool,
                      given: dict[str, Any] | None = None) -> None:
@@ -667,10 +656,8 @@ class Orchestrator:
         if given is not None or agent is None:
             found = dict(given or {})
         else:
-            found = agent.extract_volunteered(goal, sop, t.perception.text, opening=opening)
-            agent.note_unavailable(goal, sop, t.perception.text, found)
-            if self.commerce is not None:
-                found.update(self.commerce.features_said(t.perception.text, agent.slot_words(sop)))
+            found, unavailable = self.reader.values_for(goal, t.perception.text, opening=opening)
+            goal.unavailable += [k for k in unavailable if k not in goal.unavailable]
         fixes = {k: v for k, v in found.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if fixes and agent is not None and not opening:
             for k in agent.apply_correction(goal, sop, fixes):

@@ -21,6 +21,7 @@ from core import text as T
 from core.agents import AnswerReading, SpecialistAgent, go_back_target
 from core.brains.base import Brain, Perception
 from core.brains.rule import asked_subject
+from core.domain.commerce import Commerce
 from core.lexicons import segment
 from core.models import Goal
 from core.slots import CHOOSE, find_option
@@ -49,10 +50,12 @@ class RuleReader:
     """The rules' reading of messages for one workspace: its SOPs, the agents that type their slots, and
     the brain's spelling correction."""
 
-    def __init__(self, sops: dict[str, Sop], agent_of: Callable[[str], SpecialistAgent | None], brain: Brain) -> None:
+    def __init__(self, sops: dict[str, Sop], agent_of: Callable[[str], SpecialistAgent | None], brain: Brain,
+                 commerce: Commerce | None = None) -> None:
         self.sops = sops
         self.agent_of = agent_of
         self.brain = brain
+        self.commerce = commerce  # a store's items: the attribute words customers use ("a wireless one")
         self._subjects = _subjects(list(sops.values()))
         self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
                              for s in sops.values()}
@@ -297,6 +300,38 @@ class RuleReader:
         return ReplyReading(unable=unable, unavailable=tuple(agent.unavailable_named(goal, sop, text, changes)),
                             answer=None if elsewhere or correcting else agent.read_answer(goal, sop, text),
                             corrections=corrections, fixes=fixes)
+
+    def values_for(self, goal: Goal, text: str, *, opening: bool) -> tuple[dict[str, Any], list[str]]:
+        """The values a message gives ``goal``'s slots unasked (a budget up front, a brand, an order id;
+        ``opening``: the message that starts the goal, whose words may describe the problem), and the
+        slots it says the customer cannot give."""
+        sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
+        if sop is None or agent is None:
+            return {}, []
+        found = agent.extract_volunteered(goal, sop, text, opening=opening)
+        unavailable = agent.unavailable_named(goal, sop, text, found)
+        if self.commerce is not None:
+            found.update(self.commerce.features_said(text, agent.slot_words(sop)))
+        return found, unavailable
+
+    def kept_for_later(self, active: Goal, text: str) -> dict[str, dict[str, Any]]:
+        """Per other SOP, the typed values (listed options, dates, numbers, ids) a message gives for
+        questions only that SOP asks: what the session keeps for the goal that will ask for them."""
+        if active.type not in self.sops:
+            return {}
+        own = set(self.sops[active.type].slot_names())
+        out: dict[str, dict[str, Any]] = {}
+        for sop in self.sops.values():
+            agent = self.agent_of(sop.id)
+            if sop.id == active.type or agent is None:
+                continue
+            types = agent.types(sop)
+            found = agent.extract_volunteered(Goal(id="", type=sop.id), sop, text, opening=False)
+            kept = {k: v for k, v in found.items() if k not in own and k in types
+                    and types[k].kind not in ("text", "boolean", "choice")}
+            if kept:
+                out[sop.id] = kept
+        return out
 
     def several_requests(self, text: str, target: str) -> tuple[str, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the SOP
