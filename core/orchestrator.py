@@ -49,7 +49,7 @@ from core.understanding import (
     Unclear,
     value_words,
 )
-from core.understanding.rule_reader import RuleReader, explained_by, only_social
+from core.understanding.rule_reader import ReadContext, RuleReader, explained_by
 
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
@@ -284,33 +284,29 @@ class Orchestrator:
         active = t.state.active_goal
         if p.commands and self._follow(t, p.commands):
             return
-        if p.cancel and active is not None:
-            cancel = CancelGoal(evidence=T.cancel_phrase(p.text) or p.text, goal=active.type)
-            if self.reader.answers_pending(active, p.text):  # "Yes, please cancel it" to "Shall I cancel it?"
-                t.reading.drop(cancel, "the message answers the pending question")
-            else:
-                t.reading.add(cancel)
-                then = self.reader.asked_after_cancel(p, active, cancel.evidence)
-                self._cancel(t, active, resume=then is None)
-                if then is not None:  # "forget it then. What's the weather in Chicago?": the new request next
-                    t.reading.add(StartGoal(evidence=p.text, sop=then.id, score=round(p.score(then.id), 3)))
-                    self._start_or_resume(t, then, t.state.active_goal)
-                return
-        if active is not None and T.is_farewell(p.text) and not self.reader.answers_pending(active, p.text):
-            t.reading.add(SmallTalk(evidence=p.text, act="goodbye"))
+        c = self._context(t)
+        lead = self.reader.lead(c)
+        if isinstance(lead, CancelGoal) and active is not None:
+            t.reading.add(lead)
+            then = self.reader.asked_after_cancel(p, active, lead.evidence)
+            self._cancel(t, active, resume=then is None)
+            if then is not None:  # "forget it then. What's the weather in Chicago?": the new request next
+                t.reading.add(StartGoal(evidence=p.text, sop=then.id, score=round(p.score(then.id), 3)))
+                self._start_or_resume(t, then, t.state.active_goal)
+            return
+        if isinstance(lead, SmallTalk):
+            t.reading.add(lead)
             self._leave(t)
             return
-        person = T.asks_for_person(p.text)
-        if person and not (active is not None and self.reader.answers_pending(active, p.text)):
-            best = p.best_intent(STRONG_INTENT)
-            if best is None or (active is not None and best[0] == active.type):  # an SOP written for it wins
-                t.reading.add(HumanHandoff(evidence=person))
-                self._hand_off(t, active)
-                return
+        if isinstance(lead, HumanHandoff):
+            t.reading.add(lead)
+            self._hand_off(t, active)
+            return
         if active is None and T.asks_when(p.text) and self._search_follow_up(t):
             t.reading.add(FollowUp(evidence=p.text, about="search"))
             return
-        target = self._new_intent(t, active)
+        wanted = self.reader.new_intent(c)
+        target = self.sops[wanted[0]] if wanted is not None else None
         if target is not None:
             deferred: tuple[str, ...] = ()
             if active is None:
@@ -477,42 +473,13 @@ class Orchestrator:
             self._no_goal(t)
         return True
 
-    def _new_intent(self, t: Turn, active: Goal | None) -> Sop | None:
-        p, notes = t.perception, t.trace.decisions
-        if only_social(p):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
-            return None
-        best = p.best_intent(self.settings.intent_threshold) \
-            or self.reader.clear_winner(p, active, notes, just_finished=self._just_finished(t))
-        by_name = None
-        if best is None or (active is not None and best[0] == active.type):
-            best = by_name = self.reader.asked_by_name(p, active, notes) or self._values_name(t, active) \
-                or self.reader.plain_switch(p, active, notes)
-        if best is None:
-            return None
-        sop = self.sops[best[0]]
-        if active is None:
-            return sop
-        if sop.id == active.type:
-            return None
-        if by_name is None and best[1] < t.perception.score(active.type) + INTENT_MARGIN and (
-                self.reader.request_part(active, t.perception.text, sop.id) is None
-                or self.reader.corrects_goal(active, t.perception.text)):
-            return None  # close to the active SOP, and not asked for by name ("wrong category, let me fix it")
-        text = t.perception.text
-        if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
-                self.reader.answers_pending(active, text) or self.reader.about_pending(active, text)) \
-                and self.reader.request_part(active, text, sop.id) is None:
-            t.reading.drop(StartGoal(evidence=text, sop=sop.id, score=round(best[1], 3)),
-                           "the message answers the pending question")
-            return None
-        return sop
-
-    def _values_name(self, t: Turn, active: Goal | None) -> tuple[str, float] | None:
-        """See :meth:`RuleReader.values_name`; the goal finished last and the knowledge base come from here."""
+    def _context(self, t: Turn) -> ReadContext:
+        """What the rule reader may know of this turn besides the message."""
         last = self._last_completed(t)
-        return self.reader.values_name(t.perception, active, t.trace.decisions,
-                                       finished=last[0].type if last is not None else "",
-                                       kb_knows=lambda: self._kb_knows(t, active))
+        active = t.state.active_goal
+        return ReadContext(t.perception, active, t.reading, t.trace.decisions, self.settings.intent_threshold,
+                           just_finished=self._just_finished(t), finished=last[0].type if last is not None else "",
+                           kb_knows=lambda: self._kb_knows(t, active))
 
     def _several_requests(self, t: Turn, target: Sop) -> tuple[Sop, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the

@@ -26,11 +26,37 @@ from core.lexicons import segment
 from core.models import Goal
 from core.slots import CHOOSE, find_option
 from core.sop.graph import Node, Sop
+from core.understanding.commands import (
+    CancelGoal,
+    Command,
+    HumanHandoff,
+    Reading,
+    SmallTalk,
+    StartGoal,
+)
 
+INTENT_MARGIN = 0.05  # a request for another SOP must score this much above the running one
+STRONG_INTENT = 0.75  # from here a score asks for an SOP whatever else the message does
 LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
 CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
 NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
 REQUEST_VERBS = frozenset("check retrieve issue make get know see tell help need want like find give show".split())
+
+
+@dataclass
+class ReadContext:
+    """What the rule reader knows of the turn besides the message: the running goal, where the reading is
+    written (commands it drops, with the reason), the trace's decision notes, and what it may ask of the
+    session (a goal finished last turn, the SOP completed last, whether the knowledge base answers)."""
+
+    p: Perception
+    active: Goal | None
+    reading: Reading
+    notes: list[str]
+    threshold: float = 0.5  # the intent score from which a message asks for an SOP
+    just_finished: bool = False
+    finished: str = ""
+    kb_knows: Callable[[], bool] = lambda: False
 
 
 @dataclass(frozen=True)
@@ -332,6 +358,58 @@ class RuleReader:
             if kept:
                 out[sop.id] = kept
         return out
+
+    def lead(self, c: ReadContext) -> Command | None:
+        """The command that comes before any other when the message holds one (ARCHITECTURE.md §3a): a
+        cancellation (not when the message answers the pending question: "Yes, please cancel it" to
+        "Shall I cancel it?" drops it), a goodbye while a goal runs, or a request for a person (unless an
+        SOP written for that scores as an exact match)."""
+        p, active = c.p, c.active
+        answers = active is not None and self.answers_pending(active, p.text)
+        if p.cancel and active is not None:
+            cancel = CancelGoal(evidence=T.cancel_phrase(p.text) or p.text, goal=active.type)
+            if not answers:
+                return cancel
+            c.reading.drop(cancel, "the message answers the pending question")
+        if active is not None and T.is_farewell(p.text) and not answers:
+            return SmallTalk(evidence=p.text, act="goodbye")
+        person = T.asks_for_person(p.text)
+        if person and not answers:
+            best = p.best_intent(STRONG_INTENT)
+            if best is None or (active is not None and best[0] == active.type):  # an SOP written for it wins
+                return HumanHandoff(evidence=person)
+        return None
+
+    def new_intent(self, c: ReadContext) -> tuple[str, float] | None:
+        """The SOP a message asks for (with its score), other than the running one; None when it asks for
+        none. Under the threshold an SOP still counts when it clearly leads, is asked for by name, by
+        values only it lists, or plainly while the message does not answer the pending question; close
+        to the running SOP it needs a request naming it; a message that answers the pending question
+        stays an answer (the start is dropped, with the reason)."""
+        p, active, notes = c.p, c.active, c.notes
+        if only_social(p):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
+            return None
+        best = p.best_intent(c.threshold) or self.clear_winner(p, active, notes, just_finished=c.just_finished)
+        by_name = None
+        if best is None or (active is not None and best[0] == active.type):
+            best = by_name = self.asked_by_name(p, active, notes) \
+                or self.values_name(p, active, notes, finished=c.finished, kb_knows=c.kb_knows) \
+                or self.plain_switch(p, active, notes)
+        if best is None or (active is not None and best[0] == active.type):
+            return None
+        if active is None:
+            return best
+        text = p.text
+        if by_name is None and best[1] < p.score(active.type) + INTENT_MARGIN and (
+                self.request_part(active, text, best[0]) is None or self.corrects_goal(active, text)):
+            return None  # close to the active SOP, and not asked for by name ("wrong category, let me fix it")
+        if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
+                self.answers_pending(active, text) or self.about_pending(active, text)) \
+                and self.request_part(active, text, best[0]) is None:
+            c.reading.drop(StartGoal(evidence=text, sop=best[0], score=round(best[1], 3)),
+                           "the message answers the pending question")
+            return None
+        return best
 
     def several_requests(self, text: str, target: str) -> tuple[str, tuple[str, ...]]:
         """A message asking for two things ("I'd like to book a table. But first, check my balance"): the SOP
