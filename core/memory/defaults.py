@@ -66,14 +66,9 @@ def accepted_value(slots: dict[str, Any], name: str, text: str) -> float | None:
     return int(high) if high.is_integer() else high
 
 
-def decline_offers(slots: dict[str, Any], names: list[str], text: str) -> None:
-    """A "no" to an offered default: do not offer it again in this goal."""
-    if takes_offer(text) is False:
-        forget_offers(slots, names)
-
-
 def forget_offers(slots: dict[str, Any], names: list[str]) -> None:
-    """The remembered defaults of these slots are not offered again in this goal (the customer said no)."""
+    """The remembered defaults of these slots are not offered again in this goal: the customer said no to
+    them (``takes_offer`` is False for the reply)."""
     offers = slots.get(REMEMBERED) or {}
     for name in names:
         if offers.get(name) is not None:

@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from core.memory import PreferenceSummary
-from core.memory.defaults import REMEMBERED, accepted_value, decline_offers, offer_question, remembered_range
+from core.memory.defaults import (
+    REMEMBERED,
+    accepted_value,
+    forget_offers,
+    offer_question,
+    remembered_range,
+    takes_offer,
+)
 
 RANGE = PreferenceSummary(budget_min=30000, budget_max=40000)
 
@@ -36,9 +43,11 @@ def test_offer_accept_and_decline() -> None:
         assert accepted_value(slots, "budget", reply) == 40000
     for reply in ("25k", "keep it short", "what do you have?", "no"):
         assert accepted_value(slots, "budget", reply) is None
-    decline_offers(slots, ["budget"], "maybe")
-    assert slots[REMEMBERED]["budget"] is not None  # not a "no"
-    decline_offers(slots, ["budget"], "no, less this time")
+    for reply in ("maybe", "no, less this time"):  # what an agent does with a reply to the offer
+        if takes_offer(reply) is False:
+            forget_offers(slots, ["budget"])
+        if reply == "maybe":
+            assert slots[REMEMBERED]["budget"] is not None  # not a "no"
     assert slots[REMEMBERED]["budget"] is None
     assert offer_question(slots, "budget", (30000, 40000), "THB") == ""  # not offered again
     assert accepted_value(slots, "budget", "yes") is None
