@@ -482,7 +482,7 @@ class Orchestrator:
                            kb_knows=lambda: self._kb_knows(t, active))
 
     def _several_requests(self, t: Turn, target: Sop) -> tuple[Sop, tuple[str, ...]]:
-        """A message asking for two things ("I'd like to book a table. But first, check my balance"): the
+        """A message asking for two things ("I'd like a canoe on Sunday. But first, how are the trails?"): the
         one wanted first (else the one chosen) starts now, the others wait on the stack in order."""
         now, later = self.reader.several_requests(t.perception.text, target.id)
         for sop_id in reversed(later):  # the earliest named resumes first
@@ -538,8 +538,8 @@ class Orchestrator:
         return goal
 
     def _referred_result(self, t: Turn, goal: Goal, sop: Sop, active: Goal | None) -> None:
-        """"Please book that one" after a search found the Cedar Rest: a message that points back fills the new
-        goal's listed questions from what the current goal's tools (else the goal finished last) found."""
+        """"Please reserve the one you found" after a search found the Cedar Rest: a message that points back
+        fills the new goal's listed questions from what the current goal's tools (else the goal finished last) found."""
         agent = self._sop_agent(sop.id)
         pointer = T.REFERS_BACK.search(t.perception.text)
         if agent is None or pointer is None:

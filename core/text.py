@@ -433,7 +433,7 @@ NOW = _lex("now")
 
 
 def wants_it_now(text: str) -> bool:
-    """The customer wants a new request handled before the current one ("can you check my balance first?",
+    """The customer wants a new request handled before the current one ("can you look up my savings first?",
     "actually, let's check the weather"): a change of mind, not a request for later."""
     return bool(NOW.search(text))
 
@@ -480,20 +480,21 @@ _REQUEST_STARTS = r"(?=\s(?:" + (LEX.alternation("clause_request_starts") or "(?
 # inside a sentence the part runs to its end or the next comma ("... my account to see if I can cover it")
 SUBORDINATE = re.compile(r"(?<=[^.!?\s]\s)" + _lex("subordinate").pattern + r"[^,;.!?]*[,;.!?]?", re.I)
 # at its start, to a comma or a request ("Before we do that, ...", "Before we do that let me ..."); with
-# neither, the sentence is left whole ("Before I do that I better check my balance.")
+# neither, the sentence is left whole ("Before I do that I ought to look at my statement.")
 FRONTED = re.compile(r"(?:^|(?<=[.!?]))\s*" + _lex("subordinate").pattern
                      + r"(?:(?!" + _REQUEST_STARTS + r")[^,;.!?])*(?:,|" + _REQUEST_STARTS + ")", re.I)
 
 
 def main_clause(text: str) -> str:
     """The message without the parts that say why or when rather than what is asked ("I need to check my
-    account to see if I can cover dinner" -> "I need to check my account"; "Before I head out to eat, I
+    statement to see if I can afford the trip" -> "I need to look at my statement"; "Before I head out to eat, I
     want to know my balance" -> "I want to know my balance"): each runs from its opening words
     (``subordinate`` in the language files) to the next comma, request ("let me ...") or end of sentence."""
     segmented = LEX.segment(text)
     return re.sub(r"\s+", " ", SUBORDINATE.sub(" ", FRONTED.sub(" ", segmented))).strip()
 
 
+GENERAL_VERBS = frozenset(LEX.segment(p).lower() for p in LEX.phrases("general_verbs"))
 HEDGES = frozenset(w for phrase in LEX.phrases("hedges") for w in LEX.segment(phrase).lower().split())
 ITEM_QUESTION = _lex("item_questions")
 

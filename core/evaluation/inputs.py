@@ -79,12 +79,12 @@ KB_FRAMES = ["{t}?", "quick question: {t}?", "could you tell me about {t}?", "be
              "can you explain {t}?"]
 GO_BACK_FRAMES = ["wait, I want to change my {s}", "sorry, I gave you the wrong {s}",
                   "can I go back and change the {s}?",
-                  "let me re-enter the {s}", "I made a mistake with the {s}, can we go back?",
+                  "let me re-enter the {s}", "I slipped up with the {s}, can we go back?",
                   "oops, wrong {s}. let me fix it", "go back to the {s} please", "I need to correct my {s}",
                   "wait, I want to change my answer about the {s}", "the {s} I gave was wrong"]
 PREVIOUS_FRAMES = ["go back to the previous question", "can we go back one step?",
                    "wait, I want to change my last answer",
-                   "I made a mistake in my previous answer", "sorry, let me redo the last question",
+                   "I slipped up in my previous answer", "sorry, let me redo the last question",
                    "oops, my last answer was wrong", "go back please, I answered that wrong"]
 AMBIGUOUS = re.compile(r"\b(back|wrong|change|redo|mistake|correct|fix|edit|previous)\b", re.I)  # reads as go-back
 

@@ -40,7 +40,6 @@ STRONG_INTENT = 0.75  # from here a score asks for an SOP whatever else the mess
 LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
 CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
 NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
-REQUEST_VERBS = frozenset("check retrieve issue make get know see tell help need want like find give show".split())
 
 
 @dataclass
@@ -158,9 +157,9 @@ class RuleReader:
     def clear_winner(self, p: Perception, active: Goal | None, notes: list[str], *,
                      just_finished: bool = False) -> tuple[str, float] | None:
         """With no goal active, an SOP a message plainly points to though it scores under the threshold
-        ("someone took $500 from my account" for a fraud report): at least LOW_INTENT and CLEAR_MARGIN
+        ("there is a charge on my card I never made" for a dispute): at least LOW_INTENT and CLEAR_MARGIN
         above every other SOP, or a request naming what only that SOP deals with ("can you book Tamarind
-        for 9", "check my balance") from NAMED_INTENT on. Small talk and reactions to a result just given
+        for 9", "how much is in my savings?") from NAMED_INTENT on. Small talk and reactions to a result just given
         never count (``just_finished``: a goal ended last turn). While a goal is active the threshold
         stands (see :meth:`asked_by_name`)."""
         if active is not None or not p.intents or p.greeting or only_social(p) or len(T.tokens(p.text)) < 2:
@@ -183,19 +182,26 @@ class RuleReader:
         return sop_id, score
 
     def asked_by_name(self, p: Perception, active: Goal | None, notes: list[str]) -> tuple[str, float] | None:
-        """While a goal is active, a request that names another SOP's subject ("can you tell me my balance
-        first?") though the message scores under the threshold for it, or highest for the active SOP: at
-        least LOW_INTENT, and not an answer to the pending question."""
+        """While a goal is active, a request that names another SOP ("can you tell me my balance first?")
+        though the message scores under the threshold for it, or highest for the active SOP: at least
+        LOW_INTENT, or NAMED_INTENT for a sibling of the running SOP named by the title word that tells them
+        apart ("book the one you found" while searching cabins), and not an answer to the pending question."""
         if active is None or not p.intents or self.corrects_goal(active, p.text):
             return None
         lead = p.intents[0][1] if p.intents[0][0] == active.type else None
         for sop_id, score in p.intents:
-            if sop_id == active.type or score < LOW_INTENT:
+            if sop_id == active.type or score < NAMED_INTENT:
                 continue
             part = self.request_part(active, p.text, sop_id)
             if part is None:
                 continue
-            if lead is not None and lead - score >= CLEAR_MARGIN and sop_id not in self.named_sops(part, values=False):
+            # a sibling of the running SOP named by the title word that tells them apart ("book" while
+            # searching cabins): their other words are the same, so the scores cannot tell them apart
+            sibling = bool(self._kin.get(active.type, {}).get(sop_id, set()) & {T.stem(w) for w in T.tokens(part)})
+            if score < LOW_INTENT and not sibling:
+                continue
+            if lead is not None and lead - score >= CLEAR_MARGIN and not sibling \
+                    and sop_id not in self.named_sops(part, values=False):
                 continue  # the message reads plainly as the running SOP; a value the other lists is not enough
             notes.append(f"{sop_id} scores {score:.2f}, under the threshold, but the request names it")
             return sop_id, score
@@ -226,7 +232,7 @@ class RuleReader:
         return {k: v for k, v in found.items() if v}
 
     def topic_sops(self, text: str) -> set[str]:
-        """SOPs whose subject the message names ("my balance", "a weather report", "reserve a table")."""
+        """SOPs whose subject the message names ("my balance", "a trail report", "book a canoe")."""
         said = {T.stem(w) for w in T.tokens(text) + T.tokens(self.brain.correct(text))}
         return {sid for sid, words in self._subjects.items() if words & said}
 
@@ -234,7 +240,7 @@ class RuleReader:
         """SOPs one of whose questions lists a value the message names ("a table at Lucca"), or whose
         subject it names. ``near``: the SOP the conversation is in; an SOP sharing a title word with it
         is also named by its own other title words, and when several are named those kin to it are
-        meant ("book that one" while searching cabins: the cabin booking, not the canoe booking). A
+        meant ("reserve the one you found" while searching cabins: the cabin booking, not the canoe booking). A
         title word of ``near`` that the other SOPs named lack names ``near`` too, so a value another SOP
         lists does not take a message about ``near`` away from it. ``values=False``: by words only, not
         by the values the SOPs' questions list."""
@@ -292,13 +298,13 @@ class RuleReader:
         """A message to the running goal, read before anything changes: a go-back (to which question), a
         question the customer cannot answer, a side question, slots they say they cannot give, the
         answer to the pending question, and values for other slots (corrections of filled ones among
-        them: "I made a mistake, the address is 14 Elm St" while a phone is asked)."""
+        them: "I got it wrong, the address is 14 Elm St" while a phone is asked)."""
         sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
         if sop is None or agent is None:
             return ReplyReading()
         text = p.text
         changes = agent.extract_volunteered(goal, sop, text, opening=False)
-        # new values for slots already filled ("I made a mistake, the address is ..."): a correction
+        # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         answers = self.answers_pending(goal, text)
         choice = asks_choice(goal, sop, agent)
@@ -313,7 +319,7 @@ class RuleReader:
         pending = sop.node(goal.pending)
         pending_slots = {f.name for f in pending.fills} if pending else set()
         other = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
-        # "My account number is 68318931" while a free-text question waits: it answers another question
+        # "My member number is 4410273" while a free-text question waits: it answers another question
         elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other)
         answer = [] if elsewhere else list(agent.answer_values(goal, sop, text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not part_of(v, answer)}
@@ -321,7 +327,7 @@ class RuleReader:
             fix = agent.corrected_text(goal, sop, text)
             if fix is not None:
                 corrections, fixes = dict([fix]), dict([fix])
-        # "I made a mistake, the address is 14 Elm St" while a phone is asked: a correction, not an answer
+        # "I got it wrong, the address is 14 Elm St" while a phone is asked: a correction, not an answer
         correcting = bool(set(corrections) & set(fixes)) and not answer
         return ReplyReading(unable=unable, unavailable=tuple(agent.unavailable_named(goal, sop, text, changes)),
                             answer=None if elsewhere or correcting else agent.read_answer(goal, sop, text),
@@ -365,15 +371,18 @@ class RuleReader:
         "Shall I cancel it?" drops it), a goodbye while a goal runs, or a request for a person (unless an
         SOP written for that scores as an exact match)."""
         p, active = c.p, c.active
-        answers = active is not None and self.answers_pending(active, p.text)
+        farewell = active is not None and T.is_farewell(p.text)
+        person = T.asks_for_person(p.text)
+        if not ((p.cancel and active is not None) or farewell or person):
+            return None
+        answers = active is not None and self.answers_pending(active, p.text)  # read only when it matters
         if p.cancel and active is not None:
             cancel = CancelGoal(evidence=T.cancel_phrase(p.text) or p.text, goal=active.type)
             if not answers:
                 return cancel
             c.reading.drop(cancel, "the message answers the pending question")
-        if active is not None and T.is_farewell(p.text) and not answers:
+        if farewell and not answers:
             return SmallTalk(evidence=p.text, act="goodbye")
-        person = T.asks_for_person(p.text)
         if person and not answers:
             best = p.best_intent(STRONG_INTENT)
             if best is None or (active is not None and best[0] == active.type):  # an SOP written for it wins
@@ -387,7 +396,7 @@ class RuleReader:
         to the running SOP it needs a request naming it; a message that answers the pending question
         stays an answer (the start is dropped, with the reason)."""
         p, active, notes = c.p, c.active, c.notes
-        if only_social(p):  # "thanks for the weather report!" (but "Ok, great! I'd like to book a table" asks)
+        if only_social(p):  # "thanks, that report helps!" (but "Lovely! Now I'd like a canoe" asks)
             return None
         best = p.best_intent(c.threshold) or self.clear_winner(p, active, notes, just_finished=c.just_finished)
         by_name = None
@@ -412,7 +421,7 @@ class RuleReader:
         return best
 
     def several_requests(self, text: str, target: str) -> tuple[str, tuple[str, ...]]:
-        """A message asking for two things ("I'd like to book a table. But first, check my balance"): the SOP
+        """A message asking for two things ("I'd like a canoe on Sunday. But first, how are the trails?"): the SOP
         to start now (the one wanted first, else ``target``) and the others asked for, in order."""
         asked: list[str] = []
         first = None
@@ -435,8 +444,9 @@ class RuleReader:
         """The SOP the words after a cancellation ask for ("Just forget it then. What's the weather like
         on Tuesday?"): a question or request scoring at least LOW_INTENT for an SOP other than the one
         cancelled, which names it or leads every other SOP clearly."""
-        at = segment(p.text).find(phrase)
-        rest = segment(p.text)[at + len(phrase):] if at >= 0 else ""
+        said = segment(p.text)
+        at = said.find(phrase)
+        rest = said[at + len(phrase):] if at >= 0 else ""
         if len(T.tokens(rest)) < 2 or not any(T.is_question(c) or T.is_request(self.brain.correct(c))
                                               for c in T.clauses(rest) or [rest]):
             return None
@@ -452,7 +462,7 @@ def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
     """Per SOP, the stems of the words of its title (or of a trigger of three words at most) that no other
     SOP uses."""
     names = {s.id: " ".join([s.title, *(g for g in s.triggers if len(T.tokens(g)) <= 3)]) for s in sops}
-    stems = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in REQUEST_VERBS}
+    stems = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in T.GENERAL_VERBS}
              for sid, name in names.items()}
     counts = Counter(w for words in stems.values() for w in words)
     return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
@@ -483,12 +493,12 @@ def clear_lead(p: Perception) -> bool:
 
 
 def corrects(text: str) -> bool:
-    """Whether a message has correction or go-back words ("actually", "I made a mistake", "go back")."""
+    """Whether a message has correction or go-back words ("actually", "that was wrong", "go back")."""
     return bool(T.CORRECTION.search(text)) or T.is_go_back(text)
 
 
 def only_social(p: Perception) -> bool:
-    """Thanks or goodbye that asks for nothing more ("thanks for the weather report!")."""
+    """Thanks or goodbye that asks for nothing more ("thanks, that report helps!")."""
     return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))
 
 

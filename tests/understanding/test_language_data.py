@@ -25,7 +25,7 @@ def test_questions_in_each_language(text: str, question: bool) -> None:
 
 @pytest.mark.parametrize(("text", "asks"), [
     ("อยากจองโต๊ะสำหรับสองคน", True),  # I'd like to book a table for two
-    ("ช่วยเช็คยอดเงินให้หน่อย", True),  # please check my balance
+    ("ช่วยเช็คยอดเงินให้หน่อย", True),  # please look up how much money I have
     ("Ok, go ahead and reserve the cabin for us.", True), ("Yes, reserve the later one", True),
     ("Just send it to my office", True), ("I booked it last week", False), ("the booking was fine", False),
 ])
@@ -155,7 +155,7 @@ def test_a_date_is_written_as_people_write_it_and_stays_grounded() -> None:
     ("That sounds fine. Reserve it, please", True), ("go ahead and order them", True),
     ("Wow. Yes, thank you so much!", True),
     ("Lovely spot. Please reserve that one", None),  # a request of its own: no yes to another question
-    ("Hmm. No, that is too much", False), ("that works for me", True),
+    ("Hmm. No, that is too much", False), ("Sounds good, that works.", True),
     ("Great, but is there a cheaper one?", None),  # a question is no yes
     ("ใช่ ครับ", True),
 ])

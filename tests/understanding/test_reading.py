@@ -39,10 +39,10 @@ def test_a_yes_to_the_confirmation_is_an_answer_and_the_cancel_words_are_dropped
 
 def test_a_correction_names_the_slot_and_its_new_value(orch: Orchestrator) -> None:
     r = reading(orch, "b", "I need to change my delivery address", "NW-10481", "22 Baker Street, Springfield 01103",
-                "I made a mistake, the address is 14 Elm Street, Springfield 01104")
+                "I got that wrong, the address is 14 Elm Street, Springfield 01104")
     assert r["commands"] == [{"command": "correct_slot", "slot": "new_address",
                               "value": "14 Elm Street, Springfield 01104",
-                              "evidence": "I made a mistake, the address is 14 Elm Street, Springfield 01104"}]
+                              "evidence": "I got that wrong, the address is 14 Elm Street, Springfield 01104"}]
 
 
 def test_a_side_question_is_a_knowledge_question_and_a_request_a_start(orch: Orchestrator) -> None:

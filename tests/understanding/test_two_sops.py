@@ -148,11 +148,14 @@ def test_a_question_the_knowledge_base_answers_stays_a_side_question(root: Path,
     assert active(orch).pending == "cabin_ask_search_more"
 
 
-def test_book_that_one_while_searching_cabins_books_the_found_cabin_not_a_canoe(orch: Orchestrator) -> None:
-    """"book" names two SOPs here; the one that shares a title word with the search is meant, and "that one"
-    is the cabin the search just found."""
+@pytest.mark.parametrize("message", ["Lovely spot. Please book the one you found for us",
+                                     "Lovely spot. Please book this one for us", "Lovely spot. Please book it for us"])
+def test_a_pointer_back_while_searching_cabins_books_the_found_cabin_not_a_canoe(orch: Orchestrator,
+                                                                                message: str) -> None:
+    """"book" names two SOPs here; the one that shares a title word with the search is meant (whatever the
+    intent scores), and "the one you found", "this one", "it" is the cabin the search just found."""
     say(orch, "I'm looking for a cabin", "by the lake please")
-    trace = say(orch, "Lovely spot. Please book that one for us")
+    trace = say(orch, message)
     assert [c["command"] for c in trace["reading"]["commands"]][0] == "start_goal"
     goal = active(orch)
     assert goal.type.endswith("cabin_book")
