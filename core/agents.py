@@ -276,6 +276,11 @@ class SpecialistAgent:
                     out.append(p.name)
         return out
 
+    def can_skip(self, goal: Goal, sop: Sop) -> bool:
+        """Whether the SOP says what happens when the pending question gets no answer."""
+        node = sop.node(goal.pending)
+        return node is not None and self._missing_way(sop, node)
+
     def _missing_way(self, sop: Sop, node: Node) -> bool:
         """Whether the SOP says what happens when an ask gets no answer: a decision right after it reads
         its slot (a yes/no question excepted: "I'm not sure" is no answer there, not a "no")."""
@@ -419,11 +424,13 @@ class SpecialistAgent:
         return resp
 
     # ------------------------------------------------------------------ searching over values
-    def start_search(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any] | None = None) -> str | None:
+    def start_search(self, goal: Goal, sop: Sop, named: dict[str, Any],
+                     given: dict[str, Any] | None = None) -> str | None:
         """"When will it be nice again?": look the next values of an ordered slot of the goal's tool up
         (days of the week, times of day), one call each, until a result answers the customer: it has a
         value the message names ("sunny" -> Sunny), or else differs from the one just given. Returns the
-        slot searched over, or None when the goal has no such slot or no value to start from."""
+        slot searched over, or None when the goal has no such slot or no value to start from. ``named``:
+        the listed values the message names (:meth:`named_values`), ``given``: the values it gives."""
         types = self.types(sop)
         for node in sop.nodes.values():
             if not node.tool:
@@ -439,10 +446,10 @@ class SpecialistAgent:
                 last = goal.slots.get(node.result_key) if sop.format == "json" else None
                 # a value the last request used is changed ("when will Chicago next be sunny?"); a value
                 # it did not use is what a result must show ("sunny"), not a filter
-                named = {**self._named_values(sop, text), **{k: v for k, v in (given or {}).items()
-                                                             if k in types and types[k].kind == "option"}}
-                want = {k: v for k, v in named.items() if k != name and _unknown(goal, k)}
-                goal.slots.update({k: v for k, v in named.items() if k != name and k not in want})
+                shown = {**named, **{k: v for k, v in (given or {}).items()
+                                     if k in types and types[k].kind == "option"}}
+                want = {k: v for k, v in shown.items() if k != name and _unknown(goal, k)}
+                goal.slots.update({k: v for k, v in shown.items() if k != name and k not in want})
                 args = {T.squash(a) for a, src in node.arg_map.items()  # the inputs the last call sent
                         if not (src.startswith("context.") and _unknown(goal, strip_context(src)))}
                 avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and T.squash(k) not in args}
@@ -453,7 +460,7 @@ class SpecialistAgent:
                 return name
         return None
 
-    def _named_values(self, sop: Sop, text: str) -> dict[str, str]:
+    def named_values(self, sop: Sop, text: str) -> dict[str, str]:
         """Option values a message names, by slot ("rain" -> Raining)."""
         out = {}
         said = {T.stem(w) for w in T.words(text)}

@@ -20,11 +20,13 @@ class Command:
     """One thing the customer's message does."""
 
     kind: ClassVar[str] = "command"
+    hidden: ClassVar[tuple[str, ...]] = ()  # what the command carries for acting, not shown in the trace
     evidence: str = ""  # the customer's words the command was read from
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form for the trace."""
-        return {"command": self.kind, **{k: v for k, v in self.__dict__.items() if v not in (None, "", [], {}, ())}}
+        return {"command": self.kind, **{k: v for k, v in self.__dict__.items()
+                                         if k not in self.hidden and v not in (None, "", [], {}, ())}}
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class StartGoal(Command):
     sop: str = ""
     score: float = 0.0
     deferred: tuple[str, ...] = ()  # further SOPs asked for in the same message: they wait their turn
+    points_back: str = ""  # "the one you found": the new goal takes its listed values from what was found
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class SetSlots(Command):
     values: dict[str, Any] = field(default_factory=dict)
     words: dict[str, str] = field(default_factory=dict)
     sop: str = ""  # the SOP the values are for, when it is not the running one (one started by the message)
+    unavailable: tuple[str, ...] = ()  # slots the customer says they cannot give ("I don't know my PIN")
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,10 @@ class Answer(Command):
     """An answer to the pending question: a yes/no, an offered option, or a value of the asked type."""
 
     kind: ClassVar[str] = "answer"
+    hidden: ClassVar[tuple[str, ...]] = ("reading",)
     question: str = ""  # the pending step
     value: Any = None
+    reading: Any = field(default=None, compare=False)  # the answer's values as read (core.agents.AnswerReading)
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,12 @@ class FollowUp(Command):
     """A follow-up on offered items or on the request finished last ("is it in stock?", "and Friday?")."""
 
     kind: ClassVar[str] = "follow_up"
+    hidden: ClassVar[tuple[str, ...]] = ("named", "question")
     about: str = ""  # items | reopen | search
+    sop: str = ""  # reopen / search: the SOP finished last, run again
+    values: dict[str, Any] = field(default_factory=dict)  # ... with the values the message changes
+    named: dict[str, Any] = field(default_factory=dict)  # search: listed values a result should show ("sunny")
+    question: Any = field(default=None, compare=False)  # items: the question about them, as read
 
 
 @dataclass(frozen=True)
@@ -110,7 +121,7 @@ class SmallTalk(Command):
     """Greeting, thanks, goodbye, frustration."""
 
     kind: ClassVar[str] = "small_talk"
-    act: str = ""
+    act: str = ""  # greeting | thanks | goodbye | hostile | reaction (to what was just done)
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,7 @@ class Reading:
     language: str = "en"
     commands: list[Command] = field(default_factory=list)
     reader: str = "rules"  # who read the message: the rules, or a model whose reading was checked
+    closes: str = ""  # a goal left with nothing but its "anything else?" that the message moves past
     dropped: list[tuple[Command, str]] = field(default_factory=list)
 
     def add(self, command: Command) -> Command:
@@ -149,8 +161,11 @@ class Reading:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form for the trace."""
-        return {"language": self.language, "reader": self.reader, "commands": [c.as_dict() for c in self.commands],
-                "dropped": [{**c.as_dict(), "reason": why} for c, why in self.dropped]}
+        out = {"language": self.language, "reader": self.reader, "commands": [c.as_dict() for c in self.commands],
+               "dropped": [{**c.as_dict(), "reason": why} for c, why in self.dropped]}
+        if self.closes:
+            out["closes"] = self.closes
+        return out
 
 
 def value_words(text: str, values: dict[str, Any]) -> dict[str, str]:

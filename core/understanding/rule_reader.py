@@ -14,25 +14,35 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core import text as T
-from core.agents import AnswerReading, SpecialistAgent, go_back_target
+from core.agents import AgentRunRequest, AnswerReading, SpecialistAgent, go_back_target
 from core.brains.base import Brain, Perception
 from core.brains.rule import asked_subject
 from core.domain.commerce import Commerce
 from core.lexicons import segment
+from core.memory.base import PreferenceSummary
 from core.models import Goal
 from core.slots import CHOOSE, find_option
 from core.sop.graph import Node, Sop
 from core.understanding.commands import (
+    Answer,
     CancelGoal,
     Command,
+    CorrectSlot,
+    FollowUp,
+    GoBack,
     HumanHandoff,
+    KnowledgeQuestion,
     Reading,
+    SetSlots,
+    Skip,
     SmallTalk,
     StartGoal,
+    Unclear,
+    value_words,
 )
 
 INTENT_MARGIN = 0.05  # a request for another SOP must score this much above the running one
@@ -53,9 +63,18 @@ class ReadContext:
     reading: Reading
     notes: list[str]
     threshold: float = 0.5  # the intent score from which a message asks for an SOP
-    just_finished: bool = False
-    finished: str = ""
+    just_finished: bool = False  # a goal ended last turn (the customer may be answering its result)
+    last: Goal | None = None  # the goal completed last in the session
+    below: Goal | None = None  # the goal that comes back when the running one ends
+    offered_more: bool = False  # our last message asked "anything else?"
+    kb_tool: bool = False  # the workspace has a knowledge base to answer questions from
     kb_knows: Callable[[], bool] = lambda: False
+    prepared: Callable[[Sop], Goal] = lambda sop: Goal(id="", type=sop.id)  # a goal of an SOP as it would start
+
+    @property
+    def finished(self) -> str:
+        """The SOP completed last ('' when none)."""
+        return self.last.type if self.last is not None else ""
 
 
 @dataclass(frozen=True)
@@ -457,6 +476,237 @@ class RuleReader:
                 return self.sops[sop_id]
         return None
 
+    # ------------------------------------------------------------------ the whole message, as commands
+    def read(self, c: ReadContext) -> list[Command]:
+        """The rules' reading of a message: its commands, in the order of precedence (ARCHITECTURE.md §3a,
+        docs/turn.md). A command the context rules out is written to ``c.reading`` as dropped; a goal
+        left with nothing but its "anything else?" that the message moves past is named in
+        ``c.reading.closes`` and the message is read as one to the goal below it."""
+        p, active = c.p, c.active
+        lead = self.lead(c)
+        if isinstance(lead, CancelGoal) and active is not None:
+            then = self.asked_after_cancel(p, active, lead.evidence)
+            if then is None:
+                return [lead]
+            # "forget it then. How are the trails on Friday?": the new request next, with what it gives
+            after = replace(c, active=c.below, below=None)
+            return [lead, StartGoal(evidence=p.text, sop=then.id, score=round(p.score(then.id), 3)),
+                    *self._values_for_start(after, then)]
+        if lead is not None:
+            return [lead]
+        if active is None and T.asks_when(p.text):
+            searched = self.search_follow_up(c)
+            if searched is not None:
+                return [searched]
+        wanted = self.new_intent(c)
+        if wanted is not None:
+            return self._start(c, self.sops[wanted[0]])
+        if active is None:
+            return self.no_goal(c)
+        if not active.pending and self.moves_on(p, active) and self.only_offers_left(active):
+            c.notes.append(f"{active.type} done: the customer asks for more before it could offer it")
+            c.reading.closes = active.type
+            return self.read(replace(c, active=c.below, below=None, last=active, just_finished=True))
+        return self.reply(c, active)
+
+    def _start(self, c: ReadContext, target: Sop) -> list[Command]:
+        """A request for ``target``: the start (with the further SOPs asked for in the same message, when
+        no goal runs), an answer to the pending question the message also gives ("2pm is good. Also, what's
+        the weather?"), and the values it gives the new goal."""
+        p, active = c.p, c.active
+        deferred: tuple[str, ...] = ()
+        if active is None:
+            now, deferred = self.several_requests(p.text, target.id)
+            target = self.sops[now]
+        pointer = T.REFERS_BACK.search(p.text)
+        out: list[Command] = []
+        kept = self.kept_answer(active, p.text) if active is not None else None
+        if kept is not None:
+            out.append(kept)
+        out.append(StartGoal(evidence=p.text, sop=target.id, score=round(p.score(target.id), 3), deferred=deferred,
+                             points_back=pointer.group(0).strip() if pointer else ""))
+        return out + self._values_for_start(c, target)
+
+    def _values_for_start(self, c: ReadContext, sop: Sop) -> list[Command]:
+        """The values a message gives an SOP it starts or resumes (and the slots it says it cannot give)."""
+        goal = c.prepared(sop)
+        found, unavailable = self.values_for(goal, c.p.text, opening=not goal.id)
+        if not (found or unavailable):
+            return []
+        return [SetSlots(evidence=c.p.text, values=found, words=value_words(c.p.text, found), sop=sop.id,
+                         unavailable=tuple(unavailable))]
+
+    def kept_answer(self, goal: Goal, text: str) -> Answer | None:
+        """A message that answers the pending question and asks for something else: its answer (typed
+        values only, complete), kept so the question is not asked again when the goal comes back."""
+        sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
+        node = sop.node(goal.pending) if sop is not None else None
+        if sop is None or agent is None or node is None:
+            return None
+        types = agent.types(sop)
+        # the parts that ask for nothing: "sure, I'd like to book this cabin" says yes to the request, not
+        # to the pending question; "2pm is good. Also, what's the weather?" answers it in its first part
+        parts = T.clauses(text, min_tokens=1) or [text]
+        said = " ".join(part for part in parts if not (T.is_question(part) or T.is_request(self.brain.correct(part))
+                                                        or T.wants_it_now(part)))
+        values = {k: v for k, v in agent.answer_values(goal, sop, said, typed_only=True).items()
+                  if k in types and types[k].kind != "text"} if said else {}
+        merged = {**goal.slots, **values}
+        if not values or any(merged.get(p.name) in (None, "") for p in node.fills if not p.optional):
+            return None
+        return Answer(evidence=text, question=node.label, value=_one(values),
+                      reading=AnswerReading(node.id, values, True, heard=values))
+
+    def reply(self, c: ReadContext, goal: Goal) -> list[Command]:
+        """A message to the running goal (:meth:`read_reply`) as commands: values kept for SOPs that will ask
+        later, then a go-back, a question the customer cannot answer, a side question, or slots they
+        cannot give, the answer, corrections and values for later questions (and, when that is all the
+        message is, its greeting, thanks or frustration)."""
+        p, text = c.p, c.p.text
+        sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
+        if sop is None or agent is None:
+            return []
+        out: list[Command] = [SetSlots(evidence=text, values=kept, words=value_words(text, kept), sop=sop_id)
+                              for sop_id, kept in self.kept_for_later(goal, text).items()]
+        r = self.read_reply(goal, p)
+        if r.go_back is not None:
+            return [*out, GoBack(evidence=text, target=r.go_back.label)]
+        if r.unable and agent.can_skip(goal, sop):
+            return [*out, Skip(evidence=text, question=goal.pending or "")]
+        if r.doubt:
+            return [*out, *self.doubt(c, goal)]
+        if r.unavailable:
+            out.append(SetSlots(evidence=text, unavailable=r.unavailable))
+        if r.answer is not None:
+            node = sop.nodes[r.answer.ask]
+            out.append(Answer(evidence=text, question=node.label, value=_one(r.answer.values), reading=r.answer))
+        for k, v in r.corrections.items():  # a filled slot changed, or a later step's slot given early
+            out.append(CorrectSlot(evidence=text, slot=k, value=v) if k in r.fixes
+                       else SetSlots(evidence=text, values={k: v}, words=value_words(text, {k: v})))
+        social = social_act(p)
+        if social and not r.corrections and (r.answer is None or not r.answer.ok):
+            out.append(SmallTalk(evidence=text, act=social))
+        return out
+
+    def doubt(self, c: ReadContext, goal: Goal | None) -> list[Command]:
+        """A question asked instead of an answer: about the offered items (or a category or brand the store
+        carries) when it is one, and as a knowledge-base query, 'it' read as what the pending question
+        asks for."""
+        p = c.p
+        out: list[Command] = []
+        question = self.commerce.read(goal, p.text) if self.commerce is not None and goal is not None else None
+        if question is not None:
+            out.append(FollowUp(evidence=p.text, about="items", question=question))
+        return [*out, KnowledgeQuestion(evidence=p.text, query=self.doubt_query(p, goal))]
+
+    def doubt_query(self, p: Perception, goal: Goal | None) -> str:
+        """The message as a knowledge-base query, 'it' read as what the pending question asks for."""
+        sop = self.sops.get(goal.type) if goal is not None else None
+        pending = sop.node(goal.pending) if sop is not None and goal is not None and goal.pending else None
+        return p.search_query or search_query(p.text, pending)
+
+    def no_goal(self, c: ReadContext) -> list[Command]:
+        """A message while no goal runs and none is asked for: frustration, a goodbye (or a "no, thanks" to
+        "anything else?"), a follow-up to the request finished last, a greeting, thanks, a question for
+        the knowledge base, a reaction to what was just done, or nothing the engine can act on."""
+        p = c.p
+        if T.is_hostile(p.text):
+            return [SmallTalk(evidence=p.text, act="frustration")]
+        if T.is_farewell(p.text) or (c.offered_more and (p.thanks or T.declines_more(p.text))):
+            return [SmallTalk(evidence=p.text, act="goodbye")]
+        again = self.reopen(c)
+        if again is not None:
+            return [again]
+        if p.greeting or T.GREETING.match(p.text):  # "Hello, I need some help!": no request yet
+            return [SmallTalk(evidence=p.text, act="greeting")]
+        if p.thanks:
+            return [SmallTalk(evidence=p.text, act="thanks")]
+        if p.question and c.kb_tool:
+            return [KnowledgeQuestion(evidence=p.text, query=self.doubt_query(p, None))]
+        if not p.question and c.just_finished:  # a reaction to what we just did ("Good idea.")
+            return [SmallTalk(evidence=p.text, act="reaction")]
+        return [Unclear(evidence=p.text, why="asks for nothing the SOPs do")]
+
+    def reopen(self, c: ReadContext) -> FollowUp | None:
+        """A follow-up that changes what the goal finished last used ("and for Friday?", "what about
+        Detroit?"): that SOP again with the change and everything else it knew."""
+        p, last = c.p, c.last
+        sop = self.sops.get(last.type) if last is not None else None
+        agent = self.agent_of(last.type) if last is not None else None
+        if last is None or sop is None or agent is None or p.greeting or p.thanks:
+            return None
+        said = agent.extract_volunteered(last, sop, p.text, opening=False)
+        if not (p.question or T.is_request(p.text) or explained_by(p.text, said)):
+            return None  # "well at least it's better in LA tomorrow": a comment, not a new request
+        types = agent.types(sop)
+        changed = sorted(k for k, v in said.items() if last.slots.get(k) != v and (
+            last.slots.get(k) not in (None, "") or (k in types and types[k].kind not in ("text", "boolean"))))
+        if not changed:
+            return None
+        return FollowUp(evidence=p.text, about="reopen", sop=sop.id, values=said)
+
+    def search_follow_up(self, c: ReadContext) -> FollowUp | None:
+        """"When will it be nice again?" after a result: the SOP finished last, run again from its tool over
+        the next days or times until a result answers (``SpecialistAgent.start_search``, tried on a copy)."""
+        last = c.last
+        sop = self.sops.get(last.type) if last is not None else None
+        agent = self.agent_of(last.type) if last is not None else None
+        if last is None or sop is None or agent is None:
+            return None
+        said = agent.extract_volunteered(last, sop, c.p.text, opening=False)
+        named = agent.named_values(sop, c.p.text)
+        trial = Goal(id="", type=sop.id, slots={k: v for k, v in last.slots.items() if not k.startswith("_")})
+        if agent.start_search(trial, sop, named, given=said) is None:
+            return None
+        return FollowUp(evidence=c.p.text, about="search", sop=sop.id, values=said, named=named)
+
+    def only_offers_left(self, goal: Goal) -> bool:
+        """Whether all a goal still has to do is offer more help ("Is there anything else?"): its steps run on
+        a copy."""
+        sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
+        if sop is None or agent is None:
+            return False
+        resp = agent.run(AgentRunRequest(goal.model_copy(deep=True), sop, PreferenceSummary()))
+        return resp.done and not resp.tool_requests and bool(resp.messages) and all(
+            T.offers_more(m) for m in resp.messages)
+
+    # ------------------------------------------------------------------ a model's reading, made whole
+    def complete(self, commands: list[Command], c: ReadContext) -> list[Command]:
+        """A model's checked commands, with what acting on them needs read the rules' way: the values of an
+        answer (the model's own proposals among them), the question a go-back returns to, a side question's
+        query (and whether it is about the offered items), the request a follow-up reopens; small talk or a
+        follow-up while no goal runs is read as the rules read such a message."""
+        p, active = c.p, c.active
+        sop = self.sops.get(active.type) if active is not None else None
+        agent = self.agent_of(active.type) if active is not None else None
+        out: list[Command] = []
+        done: set[str] = set()
+        for cmd in commands:
+            if isinstance(cmd, Answer) and active is not None and sop is not None and agent is not None:
+                read = agent.read_answer(active, sop, p.text)
+                out.append(replace(cmd, reading=read) if read is not None else cmd)
+            elif isinstance(cmd, GoBack) and active is not None and sop is not None:
+                node = next((n for n in sop.nodes.values() if n.asks and cmd.target in (n.id, n.label)), None) \
+                    if cmd.target else None
+                node = node or self.go_back_target(active, cmd.evidence or p.text)
+                out.append(replace(cmd, target=node.label) if node is not None else replace(cmd, target=""))
+            elif isinstance(cmd, KnowledgeQuestion | FollowUp) and active is not None and active.pending:
+                if "doubt" not in done:
+                    out += self.doubt(c, active)
+                done.add("doubt")
+            elif isinstance(cmd, KnowledgeQuestion) and (active is not None or c.kb_tool):
+                out.append(replace(cmd, query=self.doubt_query(p, active)))
+            elif isinstance(cmd, KnowledgeQuestion | FollowUp | SmallTalk | Unclear) and active is None:
+                found = (self.search_follow_up(c) or self.reopen(c)) if isinstance(cmd, FollowUp) else None
+                if found is not None:
+                    out.append(found)
+                elif "no_goal" not in done:
+                    out += self.no_goal(c)
+                done.add("no_goal")
+            else:
+                out.append(cmd)
+        return out
+
 
 def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
     """Per SOP, the stems of the words of its title (or of a trigger of three words at most) that no other
@@ -490,6 +740,32 @@ def clear_lead(p: Perception) -> bool:
     score = p.intents[0][1]
     runner_up = max((s for _, s in p.intents[1:]), default=0.0)
     return score >= LOW_INTENT and score - runner_up >= CLEAR_MARGIN
+
+
+def social_act(p: Perception) -> str:
+    """What a message does socially, when anything: frustration, a greeting, thanks."""
+    if T.is_hostile(p.text):
+        return "frustration"
+    return "greeting" if p.greeting else "thanks" if p.thanks else ""
+
+
+def _one(values: dict[str, Any]) -> Any:
+    """A value as the trace shows it (one slot's value, or all of them)."""
+    return next(iter(values.values())) if len(values) == 1 else dict(values)
+
+
+PRONOUN = re.compile(r"\b(it|that|this)\b", re.I)
+
+
+def search_query(text: str, pending: Node | None) -> str:
+    """The doubt as a search query, 'it' resolved to what the pending question asks for (paper §2.4):
+    "how to find it" while a listing id is asked -> "how to find my listing id"."""
+    if pending is None or not pending.fills:
+        return text
+    subject = pending.fills[0].name.replace("_", " ")
+    if subject.lower() in text.lower() or not PRONOUN.search(text):
+        return text
+    return PRONOUN.sub(f"my {subject}", text, count=1)
 
 
 def corrects(text: str) -> bool:
