@@ -336,7 +336,7 @@ class CommandProcessor:
                 else:
                     self._invalid(t, goal, sop, commands)
                 return
-        side = [c for c in commands if isinstance(c, KnowledgeQuestion)
+        side: list[Command] = [c for c in commands if isinstance(c, KnowledgeQuestion)
                 or isinstance(c, FollowUp) and c.about == "items"]
         if side and goal.pending:
             self._doubt(t, goal, sop, side)

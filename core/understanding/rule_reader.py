@@ -264,8 +264,11 @@ class RuleReader:
         lists does not take a message about ``near`` away from it. ``values=False``: by words only, not
         by the values the SOPs' questions list."""
         named = self.topic_sops(text)
-        if values:
-            named |= {sop.id for sop in self.sops.values() if self.listed_values(sop, text)}
+        if values:  # values several SOPs list ("Friday"): the SOP given the most ("the Summit Trail on Friday")
+            given = {sop.id: set(map(str, found.values())) for sop in self.sops.values()
+                     if (found := self.listed_values(sop, text))}
+            most = [sid for sid, vals in given.items() if all(vals > v for k, v in given.items() if k != sid)]
+            named |= set(most) if len(most) == 1 else set(given)
         kin = self._kin.get(near)
         if not kin:
             return named
@@ -538,19 +541,21 @@ class RuleReader:
 
     def kept_answer(self, goal: Goal, text: str) -> Answer | None:
         """A message that answers the pending question and asks for something else: its answer (typed
-        values only, complete), kept so the question is not asked again when the goal comes back."""
+        values only, not a yes or no, complete), kept so the question is not asked again when the goal
+        comes back."""
         sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
         node = sop.node(goal.pending) if sop is not None else None
         if sop is None or agent is None or node is None:
             return None
         types = agent.types(sop)
-        # the parts that ask for nothing: "sure, I'd like to book this cabin" says yes to the request, not
-        # to the pending question; "2pm is good. Also, what's the weather?" answers it in its first part
+        # from the parts that ask for nothing ("2pm is good. Also, what's the weather?": its first part), and
+        # never a yes or no: "sure, please book this one" agrees to the request, not to "search for another?";
+        # a confirmation is not assumed from a message whose business is another request (asked again later)
         parts = T.clauses(text, min_tokens=1) or [text]
         said = " ".join(part for part in parts if not (T.is_question(part) or T.is_request(self.brain.correct(part))
                                                         or T.wants_it_now(part)))
         values = {k: v for k, v in agent.answer_values(goal, sop, said, typed_only=True).items()
-                  if k in types and types[k].kind != "text"} if said else {}
+                  if k in types and types[k].kind not in ("text", "boolean")} if said else {}
         merged = {**goal.slots, **values}
         if not values or any(merged.get(p.name) in (None, "") for p in node.fills if not p.optional):
             return None

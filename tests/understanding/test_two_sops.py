@@ -244,3 +244,19 @@ def test_a_message_that_reads_plainly_as_the_running_sop_keeps_it_despite_a_list
                 "Could you look for another cabin, on the ridge, for the 8th?")
     assert not any(c["command"] == "start_goal" for c in trace["reading"]["commands"])
     assert active(orch).type.endswith("cabin_search") and active(orch).slots["area"] == "Ridge"
+
+
+def test_an_answer_given_beside_a_request_is_kept_for_when_the_goal_returns(orch: Orchestrator) -> None:
+    say(orch, "I'd like to book the Cedar Rest cabin")
+    trace = say(orch, "the 3rd. Also, how will the Summit Trail be on Friday?")
+    assert "On Friday the Summit Trail will be" in trace["reply"]
+    assert trace["reply"].endswith("And on which day do you leave?")  # not the arrival again
+    assert [c["command"] for c in trace["reading"]["commands"]] == ["answer", "start_goal", "set_slots"]
+
+
+def test_a_yes_that_agrees_to_a_request_does_not_answer_the_pending_question(orch: Orchestrator) -> None:
+    say(orch, "I'm looking for a cabin", "by the lake please")  # "Would you like to search for another cabin?"
+    trace = say(orch, "sure, please book this one")
+    assert "answer" not in [c["command"] for c in trace["reading"]["commands"]]
+    search = next(g for g in orch.load_state("s").goals.values() if g.type.endswith("cabin_search"))
+    assert not any(isinstance(v, bool) for v in search.slots.values())
