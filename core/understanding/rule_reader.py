@@ -11,8 +11,6 @@ from a store's or an evaluation's names. Thresholds: ARCHITECTURE.md §3a and do
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,12 +18,11 @@ from typing import Any
 from core import text as T
 from core.agents import AgentRunRequest, AnswerReading, SpecialistAgent, go_back_target
 from core.brains.base import Brain, Perception
-from core.brains.rule import asked_subject
 from core.domain.commerce import Commerce
 from core.lexicons import segment
 from core.memory.base import PreferenceSummary
 from core.models import Goal
-from core.slots import CHOOSE, find_option
+from core.slots import find_option
 from core.sop.graph import Node, Sop
 from core.understanding.commands import (
     Answer,
@@ -44,11 +41,28 @@ from core.understanding.commands import (
     Unclear,
     value_words,
 )
+from core.understanding.signals import (
+    CLEAR_MARGIN,
+    LOW_INTENT,
+    asks_choice,
+    choice_words,
+    clear_lead,
+    corrects,
+    explained_by,
+    free_text,
+    gives_values,
+    kin_words,
+    names_asked,
+    one_value,
+    only_social,
+    part_of,
+    search_query,
+    social_act,
+    subjects,
+)
 
 INTENT_MARGIN = 0.05  # a request for another SOP must score this much above the running one
 STRONG_INTENT = 0.75  # from here a score asks for an SOP whatever else the message does
-LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
-CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
 NAMED_INTENT = 0.2  # naming a value only one SOP lists is enough from this score on
 
 
@@ -100,10 +114,10 @@ class RuleReader:
         self.agent_of = agent_of
         self.brain = brain
         self.commerce = commerce  # a store's items: the attribute words customers use ("a wireless one")
-        self._subjects = _subjects(list(sops.values()))
+        self._subjects = subjects(list(sops.values()))
         self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
                              for s in sops.values()}
-        self._kin = {sid: _kin_words(sid, self._title_words) for sid in self._title_words}
+        self._kin = {sid: kin_words(sid, self._title_words) for sid in self._title_words}
 
     def clear_answer(self, goal: Goal | None, text: str) -> bool:
         """A short reply that is plainly an answer to the pending ask needs no intent embedding: at most
@@ -140,13 +154,13 @@ class RuleReader:
         if sop is None or node is None:
             return False
         said = set(T.words(text)) | set(T.words(self.brain.correct(text)))  # "my reqeust id"
-        if _names(node, said):  # "my request id is 8532", "where do I find my order number?"
+        if names_asked(node, said):  # "my request id is 8532", "where do I find my order number?"
             return True
         # "I need to correct my order number": going back to a value this goal already holds
         if not corrects(text):
             return False
         held = {k for k, v in goal.slots.items() if v not in (None, "")}
-        return any(_names(n, said) for n in sop.nodes.values() if {p.name for p in n.fills} & held)
+        return any(names_asked(n, said) for n in sop.nodes.values() if {p.name for p in n.fills} & held)
 
     def corrects_goal(self, goal: Goal, text: str) -> bool:
         """A correction or a go-back about this goal's questions ("wrong product category, let me fix
@@ -559,7 +573,7 @@ class RuleReader:
         merged = {**goal.slots, **values}
         if not values or any(merged.get(p.name) in (None, "") for p in node.fills if not p.optional):
             return None
-        return Answer(evidence=text, question=node.label, value=_one(values),
+        return Answer(evidence=text, question=node.label, value=one_value(values),
                       reading=AnswerReading(node.id, values, True, heard=values))
 
     def reply(self, c: ReadContext, goal: Goal) -> list[Command]:
@@ -584,7 +598,7 @@ class RuleReader:
             out.append(SetSlots(evidence=text, unavailable=r.unavailable))
         if r.answer is not None:
             node = sop.nodes[r.answer.ask]
-            out.append(Answer(evidence=text, question=node.label, value=_one(r.answer.values), reading=r.answer))
+            out.append(Answer(evidence=text, question=node.label, value=one_value(r.answer.values), reading=r.answer))
         for k, v in r.corrections.items():  # a filled slot changed, or a later step's slot given early
             out.append(CorrectSlot(evidence=text, slot=k, value=v) if k in r.fixes
                        else SetSlots(evidence=text, values={k: v}, words=value_words(text, {k: v})))
@@ -712,121 +726,3 @@ class RuleReader:
                 out.append(cmd)
         return out
 
-
-def _subjects(sops: list[Sop]) -> dict[str, set[str]]:
-    """Per SOP, the stems of the words of its title (or of a trigger of three words at most) that no other
-    SOP uses."""
-    names = {s.id: " ".join([s.title, *(g for g in s.triggers if len(T.tokens(g)) <= 3)]) for s in sops}
-    stems = {sid: {T.stem(w) for w in T.tokens(name) if len(w) > 2 and w not in T.GENERAL_VERBS}
-             for sid, name in names.items()}
-    counts = Counter(w for words in stems.values() for w in words)
-    return {sid: {w for w in words if counts[w] == 1} for sid, words in stems.items()}
-
-
-def _kin_words(near: str, titles: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The SOPs sharing a title word with ``near``, each with the title words that tell it apart from
-    ``near`` and from the others of them ("Hotel booking" and "Hotel service" from "Hotel search")."""
-    home = titles.get(near) or set()
-    kin = {sid: words for sid, words in titles.items() if sid != near and words & home}
-    return {sid: words - home - set().union(*(w for k, w in kin.items() if k != sid)) for sid, words in kin.items()}
-
-
-def _names(node: Node, said: set[str]) -> bool:
-    """Whether a message's words (``said``) name what ``node`` asks for: every word of one of its slots'
-    names, or every content word of its question's subject (stems compared)."""
-    if any(set(T.words(p.name.replace("_", " "))) <= said for p in node.fills):
-        return True
-    named = {T.stem(w) for w in T.words(asked_subject(node.label)) if w not in T.STOPWORDS}
-    return bool(named) and named <= {T.stem(w) for w in said}
-
-
-def clear_lead(p: Perception) -> bool:
-    """Whether the best-scoring SOP scores at least LOW_INTENT and CLEAR_MARGIN above every other."""
-    score = p.intents[0][1]
-    runner_up = max((s for _, s in p.intents[1:]), default=0.0)
-    return score >= LOW_INTENT and score - runner_up >= CLEAR_MARGIN
-
-
-def social_act(p: Perception) -> str:
-    """What a message does socially, when anything: frustration, a greeting, thanks."""
-    if T.is_hostile(p.text):
-        return "frustration"
-    return "greeting" if p.greeting else "thanks" if p.thanks else ""
-
-
-def _one(values: dict[str, Any]) -> Any:
-    """A value as the trace shows it (one slot's value, or all of them)."""
-    return next(iter(values.values())) if len(values) == 1 else dict(values)
-
-
-PRONOUN = re.compile(r"\b(it|that|this)\b", re.I)
-
-
-def search_query(text: str, pending: Node | None) -> str:
-    """The doubt as a search query, 'it' resolved to what the pending question asks for (paper §2.4):
-    "how to find it" while a listing id is asked -> "how to find my listing id"."""
-    if pending is None or not pending.fills:
-        return text
-    subject = pending.fills[0].name.replace("_", " ")
-    if subject.lower() in text.lower() or not PRONOUN.search(text):
-        return text
-    return PRONOUN.sub(f"my {subject}", text, count=1)
-
-
-def corrects(text: str) -> bool:
-    """Whether a message has correction or go-back words ("actually", "that was wrong", "go back")."""
-    return bool(T.CORRECTION.search(text)) or T.is_go_back(text)
-
-
-def only_social(p: Perception) -> bool:
-    """Thanks or goodbye that asks for nothing more ("thanks, that report helps!")."""
-    return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))
-
-
-def explained_by(text: str, values: dict[str, Any]) -> bool:
-    """Whether a message says nothing but these slots' values and names ("my PIN is 0314 or 9431")."""
-    rest = text
-    for value in values.values():
-        rest = re.sub(re.escape(str(value)), " ", rest, flags=re.I)
-    named = {w for k in values for w in T.words(k.replace("_", " "))}
-    left = [w for w in T.tokens(rest) if w not in named and w not in T.HEDGES and not w.isdigit()]
-    return len(left) <= 1
-
-
-def part_of(value: Any, answer: list[Any]) -> bool:
-    """Whether a value is (part of) the answer's own value: "HP" or 4000 in the chosen "HP Brio 4K"."""
-    low = str(value).lower()
-    for a in answer:
-        if value == a:
-            return True
-        if isinstance(a, str) and (re.search(rf"\b{re.escape(low)}\b", a.lower())
-                                   or (isinstance(value, int | float) and round(float(value), 2) in T.number_forms(a))):
-            return True
-    return False
-
-
-def free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
-    """Whether a question takes any text as its answer (a name, a date, a security answer)."""
-    types = agent.types(sop)
-    return node is not None and node.asks and bool(node.fills) and all(
-        p.name in types and types[p.name].kind == "text" for p in node.fills)
-
-
-def gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, Any]) -> bool:
-    """Whether a question carries new values for the goal ("why don't you try PIN 3941?"): then it is
-    information to use, not a doubt to answer from the knowledge base. ``found``: the values the message
-    volunteers."""
-    types = agent.types(sop)
-    return any(goal.slots.get(k) != v for k, v in found.items() if k in types and types[k].kind != "text")
-
-
-def asks_choice(goal: Goal, sop: Sop, agent: SpecialistAgent) -> bool:
-    """Whether the pending question asks the customer to choose among results ("the second one?")."""
-    node = sop.node(goal.pending)
-    types = agent.types(sop)
-    return node is not None and any(types[p.name].kind == "choice" for p in node.fills if p.name in types)
-
-
-def choice_words(text: str) -> bool:
-    """Whether a message picks one of the offered results ("the first one"), not asks about them."""
-    return bool(CHOOSE.search(text)) and not T.asks_about_item(text)
