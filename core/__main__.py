@@ -178,6 +178,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
                   "the browser asked for it")
         return 0
 
+    if args.processes:
+        from core.bench_processes import format_result, run_processes
+
+        shown = [run_processes(n, args.conversations, same_session=same)
+                 for n in dict.fromkeys([1, args.processes]) for same in (True, False) if n > 1 or same]
+        print(json.dumps(shown) if args.json else "\n".join(format_result(r) for r in shown))
+        return 0 if all(r["errors"] == 0 and r["lost"] == 0 and r["orphans"] == 0 for r in shown) else 1
+
     result = run_bench(str(_ws(args)), rounds=args.rounds)
     if args.json:
         print(json.dumps(result))
@@ -248,6 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--rounds", type=int, default=5)
     bench.add_argument("--first-render", action="store_true",
                        help="time cold starts of the playground in headless Chromium instead (needs chromium)")
+    bench.add_argument("--processes", type=_positive, default=0,
+                       help="run N worker processes on one session and on N sessions of a shared store instead "
+                            "(errors, lost turns, orphan side effects, throughput; 1 process for comparison)")
+    bench.add_argument("--conversations", type=_positive, default=25,
+                       help="with --processes: two-turn conversations per worker")
     args = parser.parse_args(argv)
     args.workspace_given = args.workspace is not None
     if args.workspace is None:

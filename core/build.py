@@ -232,7 +232,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     cfg = ws.files.config
     settings = Settings(max_steps_per_turn=int(cfg.settings.get("max_steps_per_turn", 8)),
                         intent_threshold=float(cfg.settings.get("intent_threshold", 0.5)),
-                        tool_timeout_s=float(cfg.settings.get("tool_timeout_s", 5.0)))
+                        tool_timeout_s=float(cfg.settings.get("tool_timeout_s", 5.0)),
+                        turn_wait_s=float(cfg.settings.get("turn_wait_s", Settings.turn_wait_s)))
     state_dir = ws.files.state_dir()
     url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
     st = store or open_state_store(url)

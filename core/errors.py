@@ -6,6 +6,7 @@
     │   └── SopSyntaxError      an SOP file cannot be compiled
     ├── ToolError               a tool failed (carries kind: invalid_input | failure | timeout | denied)
     ├── StateConflictError      optimistic-lock conflict: someone saved a newer version
+    ├── SessionBusyError        another turn of the session held it for longer than a turn may wait
     ├── LLMUnavailableError     the language model endpoint cannot be used right now (carries endpoint, kind)
     └── EngineError             the engine itself misbehaved (a bug, never the user's fault)
 """
@@ -71,6 +72,15 @@ class StateConflictError(SopError):
         super().__init__(
             f"session {session_id!r}: expected stored version {expected}, found {found}"
         )
+
+
+class SessionBusyError(SopError):
+    """Another turn of the same session held its lock for longer than a turn may wait."""
+
+    def __init__(self, session_id: str, waited_s: float) -> None:
+        self.session_id = session_id
+        self.waited_s = waited_s
+        super().__init__(f"session {session_id!r} is busy with another turn (waited {waited_s:g}s)")
 
 
 class LLMUnavailableError(SopError):

@@ -12,7 +12,7 @@ from core import text as T
 from core.agents import SpecialistAgent
 from core.brains.base import Brain, TurnContext, begin_turn, phrase
 from core.domain.commerce import Commerce
-from core.errors import LLMUnavailableError, StateConflictError
+from core.errors import LLMUnavailableError, SessionBusyError, StateConflictError
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
 from core.lexicons import language_names, language_of, readable
@@ -39,6 +39,7 @@ __all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "Settings", "Turn", "search_quer
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
 HISTORY_LIMIT = 40
+SLOW_LOCK_S = 0.05  # a wait for the session's previous turn from which the trace mentions it
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Settings:
     max_steps_per_turn: int = 8
     intent_threshold: float = 0.5
     tool_timeout_s: float = 5.0
+    turn_wait_s: float = 20.0  # how long a message waits for the same session's previous turn
 
 
 class Orchestrator:
@@ -88,6 +90,16 @@ class Orchestrator:
         cleaned = _sanitise(text)
         text = cleaned[:MAX_MESSAGE_CHARS]
         cut = len(cleaned) if len(cleaned) > MAX_MESSAGE_CHARS else 0
+        try:
+            with self.store.session_lock(session_id, self.settings.turn_wait_s) as waited:
+                return self._run_turn(session_id, text, customer_id, script, cut, started, waited)
+        except SessionBusyError as exc:  # another turn of this session ran for too long: nothing changed
+            return self._not_now(session_id, said=text, kind="busy", why=str(exc))
+
+    def _run_turn(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
+                  cut: int, started: float, waited: float) -> str:
+        """The turn under its session's lock: attempts (re-run from the stored state after a conflict, with
+        this turn's tool results reused) until one commits."""
         cache: dict[str, list[ToolCall]] = {}
         for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
             try:
@@ -97,17 +109,31 @@ class Orchestrator:
                 return exc.chat_message
             turn.trace.attempts = attempt
             turn.trace.latency_ms = round((time.perf_counter() - started) * 1000, 2)
+            if waited >= SLOW_LOCK_S:
+                turn.trace.decisions.append(f"waited {waited:.2f}s for the session's previous turn")
             expected = turn.state.version
             turn.state.version += 1
             try:
                 self.store.save(turn.state, expected, turn.trace)
-            except StateConflictError:
+            except StateConflictError as exc:
                 if attempt > MAX_CONFLICT_RETRIES:
-                    raise
+                    calls = [c.tool for runs in cache.values() for c in runs]
+                    return self._not_now(session_id, said=text, kind="conflict", why=str(exc), tool_calls=calls)
                 continue
             self._write_preferences(turn, text)
             return turn.trace.reply
         raise AssertionError("unreachable")
+
+    def _not_now(self, session_id: str, *, said: str, kind: str, why: str, tool_calls: list[str] | None = None) -> str:
+        """A turn that could not run or commit: the customer is asked to send the message again, and the
+        session's incidents say what happened (the session itself is unchanged)."""
+        log.warning("session %s: turn not taken (%s): %s", session_id, kind, why)
+        try:
+            self.store.note_incident(session_id, kind, {"message": said[:500], "why": why,
+                                                        "tool_calls": tool_calls or []})
+        except Exception as exc:  # noqa: BLE001 - the reply matters more than the note
+            log.warning("session %s: incident not recorded: %s", session_id, exc)
+        return say("busy", language_of(said))
 
     def close(self) -> None:
         """Release the brain's connections (an LLM server's); the stores are closed by their owner."""

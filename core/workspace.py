@@ -29,7 +29,7 @@ TOOL_KEYS = {"description": str, "params": list, "table": str, "key": dict, "not
              "http": dict, "python": str, "timeout_s": (int, float), "sheet": str}
 HTTP_KEYS = {"method": str, "url": str, "timeout_s": (int, float), "headers": dict}
 SETTINGS_KEYS = {"max_steps_per_turn": int, "tool_timeout_s": (int, float),
-                 "intent_threshold": (int, float), "kb_min_score": (int, float)}
+                 "intent_threshold": (int, float), "kb_min_score": (int, float), "turn_wait_s": (int, float)}
 CURRENCY_REGIONS = {"USD": "US", "THB": "TH", "INR": "IN", "GBP": "GB", "JPY": "JP", "AUD": "AU", "CAD": "CA",
                     "SGD": "SG", "MYR": "MY", "IDR": "ID", "PHP": "PH", "VND": "VN", "NZD": "NZ", "CHF": "CH"}
 GAR_COLUMNS = ("action", "action_type", "user_interaction_metadata", "api", "params")

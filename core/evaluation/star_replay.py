@@ -27,6 +27,7 @@ means the same day to both.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -44,6 +45,7 @@ from core.orchestrator import Orchestrator
 from core.slots import ISO_DATE, SlotType, extract
 from core.sop.expr import lookup
 from core.sop.graph import Node, Sop
+from core.store.locks import LocalSessionLocks
 from core.tools.gateway import ToolScript
 
 GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE = "hello", "anything_else", "goodbye_1", "out_of_scope"
@@ -534,6 +536,17 @@ class ReplayStore:
         self._states: dict[str, str] = {}  # as JSON: parsing it back is a fresh copy, and cheaper than a deep copy
         self._versions: dict[str, int] = {}
         self._traces: dict[str, list[dict[str, Any]]] = {}
+        self._incidents: dict[str, list[dict[str, Any]]] = {}
+        self._turns = LocalSessionLocks()
+
+    def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
+        return self._turns.hold(session_id, wait_s)
+
+    def note_incident(self, session_id: str, kind: str, detail: dict[str, Any]) -> None:
+        self._incidents.setdefault(session_id, []).append({"at": "", "kind": kind, "detail": dict(detail)})
+
+    def incidents(self, session_id: str) -> list[dict[str, Any]]:
+        return list(self._incidents.get(session_id, []))
 
     def load(self, session_id: str) -> SessionState | None:
         saved = self._states.get(session_id)

@@ -6,10 +6,15 @@ Every implementation (SQLite now, Postgres later) honours the same rules, which
 * ``load`` returns a fresh copy each call, or None for an unknown session.
 * ``save`` uses optimistic locking on ``SessionState.version`` and stores the
   turn's trace in the same transaction; a conflicting save writes nothing.
+* ``session_lock`` lets one turn of a session run at a time, across threads and
+  processes sharing the store (``core.store.locks``); waiting for it is bounded.
+* ``note_incident`` records what happened to a turn that could not run (the
+  session busy too long, a commit that kept conflicting); ``incidents`` lists them.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from core.errors import EngineError
@@ -35,6 +40,22 @@ class StateStore(Protocol):
             StateConflictError: The stored version is not ``expected_version``.
             EngineError: ``state.version`` or ``trace`` is inconsistent with the call.
         """
+        ...
+
+    def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
+        """Hold the session's turn lock for the body (yields the seconds waited for it).
+
+        Raises:
+            SessionBusyError: Another turn of the session held it for all of ``wait_s``.
+        """
+        ...
+
+    def note_incident(self, session_id: str, kind: str, detail: dict[str, Any]) -> None:
+        """Record that a turn of the session could not run (``kind``: busy, conflict, ...)."""
+        ...
+
+    def incidents(self, session_id: str) -> list[dict[str, Any]]:
+        """Return the session's incidents ``{at, kind, detail}``, oldest first."""
         ...
 
     def list_sessions(self) -> list[dict[str, Any]]:

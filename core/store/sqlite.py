@@ -6,7 +6,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from core.errors import EngineError, StateConflictError
 from core.models import SCHEMA_VERSION, SessionState, Trace, utcnow
 from core.store.base import check_save_arguments
+from core.store.locks import FileSessionLocks, LocalSessionLocks
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
@@ -29,6 +30,13 @@ CREATE TABLE IF NOT EXISTS sessions (
     updated_at  TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_updated_at ON sessions (updated_at);
+CREATE TABLE IF NOT EXISTS incidents (
+    session_id TEXT NOT NULL,
+    at         TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    data       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS incidents_session ON incidents (session_id, at);
 CREATE TABLE IF NOT EXISTS traces (
     session_id TEXT NOT NULL,
     turn       INTEGER NOT NULL,
@@ -57,6 +65,7 @@ class SqliteStateStore:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = _connect(self.path)
+        self._turns = LocalSessionLocks() if self.path == MEMORY else FileSessionLocks(self.path + ".locks")
 
     # -- StateStore -----------------------------------------------------------------
 
@@ -98,6 +107,25 @@ class SqliteStateStore:
                     (trace.session_id, trace.turn, trace.model_dump_json()),
                 )
 
+    def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
+        """Hold the session's turn lock (a file lock next to the database, across processes)."""
+        return self._turns.hold(session_id, wait_s)
+
+    def note_incident(self, session_id: str, kind: str, detail: dict[str, Any]) -> None:
+        """Record that a turn of the session could not run."""
+        with self._transaction() as conn:
+            conn.execute("INSERT INTO incidents (session_id, at, kind, data) VALUES (?, ?, ?, ?)",
+                         (session_id, utcnow().isoformat(timespec="microseconds"), kind,
+                          json.dumps(detail, default=str)))
+
+    def incidents(self, session_id: str) -> list[dict[str, Any]]:
+        """Return the session's incidents ``{at, kind, detail}``, oldest first."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT at, kind, data FROM incidents WHERE session_id = ? ORDER BY at, rowid", (session_id,)
+            ).fetchall()
+        return [{"at": at, "kind": kind, "detail": json.loads(data)} for at, kind, data in rows]
+
     def list_sessions(self) -> list[dict[str, Any]]:
         """Return ``{session_id, customer_id, version, updated_at}`` rows, newest first."""
         with self._lock:
@@ -128,6 +156,7 @@ class SqliteStateStore:
     def delete_session(self, session_id: str) -> None:
         """Delete a session and its traces in one transaction; unknown ids are ignored."""
         with self._transaction() as conn:
+            conn.execute("DELETE FROM incidents WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM traces WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
 

@@ -1,0 +1,143 @@
+"""``python -m core bench --processes N``: several worker processes on one state store.
+
+Each worker builds its own engine on a shared SQLite database and sends conversations that open tickets
+through a side-effecting tool, on one shared session (``--same-session``) or on one session each. The
+figures: errors that reached the caller, turns taken (committed with a trace), turns the engine asked the
+customer to send again, turns lost (a normal reply whose turn was never stored), side-effect runs with no
+committed record of them (orphans), and throughput (turns per second over all workers).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+WORKSPACE = {
+    "store.yaml": """name: Ticket desk
+currency: USD
+description: Opens support tickets (the multi-process benchmark's workspace).
+agents:
+  desk:
+    goals: "desk.*"
+    tools: [desk.open_ticket]
+tools:
+  desk.open_ticket:
+    description: Open a support ticket
+    params: [issue]
+    python: tools.py:open_ticket
+""",
+    "gar.csv": """action,action_type,user_interaction_metadata,api,params
+ask user to describe the issue,ask_user_input,a short description of the problem,,issue
+open ticket,api_call|message_to_user,"Ticket {ticket_id} is open for you.",desk.open_ticket,issue
+""",
+    "sops/ticket.sop": """---
+id: desk.ticket
+title: Open a support ticket
+agent: desk
+priority: 1
+triggers:
+  - I need to open a ticket
+  - please open a support ticket
+---
+ask user to describe the issue
+open ticket
+terminate the flow
+""",
+    "tools.py": '''"""A ticket desk whose every run is written down, so runs can be matched with committed turns."""
+
+import os
+import uuid
+from pathlib import Path
+
+
+def open_ticket(issue: str) -> dict[str, str]:
+    ticket = "T-" + uuid.uuid4().hex[:8].upper()
+    with (Path(__file__).parent / "runs.log").open("a", encoding="utf-8") as fh:
+        fh.write(f"{ticket} {os.getpid()}\\n")
+    return {"ticket_id": ticket}
+''',
+}
+TOOL = "desk.open_ticket"
+
+
+def write_workspace(root: Path) -> Path:
+    """The benchmark's ticket-desk workspace, written under ``root``."""
+    for name, text in WORKSPACE.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def _worker(args: tuple[str, str, str, int, int, Any]) -> dict[str, Any]:
+    workspace, state_url, session, conversations, worker, barrier = args
+    from core.build import build_orchestrator
+    from core.replies import say
+
+    try:
+        busy = say("busy", "en")
+    except Exception:  # noqa: BLE001 - an engine without the sentence never asks to resend
+        busy = None
+    orch = build_orchestrator(workspace, state_url=state_url)
+    orch.handle_message(f"warm-up-{worker}", "hello")  # the model loaded before the clock starts
+    barrier.wait()
+    out: dict[str, Any] = {"sent": 0, "errors": 0, "resend": 0, "replies": 0, "error_text": "",
+                           "started": time.time()}
+    for i in range(conversations):
+        for text in ("I need to open a ticket", f"printer {worker}-{i} on floor {i % 7} is jammed"):
+            out["sent"] += 1
+            try:
+                reply = orch.handle_message(session, text)
+            except Exception as exc:  # noqa: BLE001 - counted: an error that reached the caller
+                out["errors"] += 1
+                out["error_text"] = f"{type(exc).__name__}: {exc}"
+                continue
+            out["resend" if reply == busy else "replies"] += 1
+    out["ended"] = time.time()
+    orch.close()
+    return out
+
+
+def run_processes(processes: int, conversations: int = 25, same_session: bool = True) -> dict[str, Any]:
+    """Run ``processes`` workers of ``conversations`` two-turn conversations each; return the figures."""
+    from core.store import open_state_store
+
+    with tempfile.TemporaryDirectory(prefix="sop-procs-") as tmpdir:
+        root = write_workspace(Path(tmpdir) / "ws")
+        url = f"sqlite:///{tmpdir}/sessions.sqlite"
+        ctx = mp.get_context("spawn")
+        with ctx.Manager() as manager, ctx.Pool(processes) as pool:
+            barrier = manager.Barrier(processes)  # every worker loaded and warm before the first turn
+            jobs = [(str(root), url, "shared" if same_session else f"s{w}", conversations, w, barrier)
+                    for w in range(processes)]
+            results = pool.map(_worker, jobs)
+        elapsed = max(r["ended"] for r in results) - min(r["started"] for r in results)
+        store = open_state_store(url)
+        sessions = {"shared"} if same_session else {f"s{w}" for w in range(processes)}
+        traces = [t for s in sessions for t in store.traces(s)]
+        recorded = sum(1 for t in traces for c in t.get("tool_calls", [])
+                       if c.get("tool") == TOOL and c.get("ok") and not c.get("reused"))
+        incidents = sum(len(store.incidents(s)) for s in sessions)
+        store.close()
+        log = root / "runs.log"
+        runs = len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+    replies = sum(r["replies"] for r in results)
+    return {
+        "processes": processes, "sessions": len(sessions), "sent": sum(r["sent"] for r in results),
+        "errors": sum(r["errors"] for r in results), "resend": sum(r["resend"] for r in results),
+        "taken": len(traces), "lost": replies - len(traces), "incidents": incidents,
+        "tool_runs": runs, "orphans": runs - recorded, "seconds": round(elapsed, 2),
+        "turns_per_s": round(len(traces) / elapsed, 1) if elapsed else 0.0,
+        "error_text": next((r["error_text"] for r in results if r["error_text"]), ""),
+    }
+
+
+def format_result(r: dict[str, Any]) -> str:
+    line = (f"{r['processes']} process(es) on {r['sessions']} session(s): {r['sent']} turns sent, "
+            f"{r['taken']} taken, {r['resend']} asked to resend, {r['errors']} errors reached the caller, "
+            f"{r['lost']} lost; side-effect runs {r['tool_runs']}, orphans {r['orphans']}; "
+            f"{r['turns_per_s']} turns/s ({r['seconds']} s)")
+    return line + (f"\n  first error: {r['error_text']}" if r["error_text"] else "")
