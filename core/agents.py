@@ -16,6 +16,7 @@ from core.domain.commerce import Commerce, offered
 from core.memory.base import PreferenceSummary
 from core.memory.defaults import accepted_value, forget_offers, offer_question, remembered_range, takes_offer
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
+from core.replies import say
 from core.slots import (
     SlotType,
     correction_value,
@@ -735,6 +736,11 @@ class SpecialistAgent:
             resp.decisions.append(f"{call.tool} denied for agent {self.name}: ending gracefully")
             self._end(goal, None, resp, "failed", "Sorry, I'm not able to do that here.")
             return
+        if call.side_effects and call.error_kind == "timeout":  # it may have gone through: never sent twice
+            resp.decisions.append(f"{call.tool} changes things and timed out: not tried again, it may have "
+                                  "gone through")
+            self._end(goal, None, resp, "failed", say("side_effect_unsure"))
+            return
         if call.error_kind == "invalid_input":
             asker = self._asker_for_error(goal, sop, node, call)
             if asker is not None:
@@ -745,7 +751,8 @@ class SpecialistAgent:
                     return
                 _clear_from(goal, sop, asker)
                 resp.decisions.append(f"{call.tool} said the input is invalid: back to {asker.label!r}")
-                resp.messages.append(f"That didn't work: {call.error}.")
+                resp.messages.append(say("tool_rejected", reason=call.public_error) if call.public_error
+                                     else say("tool_rejected_plain"))
                 goal.step = asker.id
                 return
         resp.decisions.append(f"{call.tool} failed ({call.error_kind}): retrying {node.label!r}")

@@ -55,10 +55,15 @@ class SopSyntaxError(UserInputError):
 
 
 class ToolError(SopError):
-    """A tool call failed. ``kind`` is one of invalid_input, failure, timeout, denied."""
+    """A tool call failed. ``kind`` is one of invalid_input, failure, timeout, denied.
 
-    def __init__(self, message: str, kind: str = "failure") -> None:
+    ``public``: whether the message is written for the customer (a workspace's own tool saying "invalid
+    order number NW-1"); a backend's or a library's text (an HTTP error body, an exception) is not, and
+    goes to the trace only."""
+
+    def __init__(self, message: str, kind: str = "failure", *, public: bool = True) -> None:
         self.kind = kind
+        self.public = public
         super().__init__(message)
 
 

@@ -106,6 +106,9 @@ class ToolCall(BaseModel):
     agent: str = ""
     scripted: bool = False
     reused: bool = False
+    public_error: str = ""  # what the customer may be told of the failure ('' = the engine's own sentence)
+    side_effects: bool = False  # the tool changes the world (runs once, is never retried after a timeout)
+    key: str = ""  # the idempotency key a side-effecting call was made with
 
 
 class Trace(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -81,6 +82,8 @@ class Orchestrator:
         self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce)  # what a message says, by the rules
         self.processor = CommandProcessor(sops=self.sops, agent_of=self._sop_agent, gateway=gateway,
                                           max_steps=settings.max_steps_per_turn, commerce=commerce, greeting=greeting)
+        self.processor.before_change = lambda t, tool, args, key: self.store.note_side_effect(
+            t.state.session_id, t.state.turn, key, tool, args)
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
@@ -169,6 +172,10 @@ class Orchestrator:
         cust = self._customer(state)
         prefs, memory_notes = self._safe_summary(cust)
         trace = Trace(session_id=session_id, turn=state.turn, user=text)
+        for left in self.store.unconfirmed_side_effects(session_id):  # a turn that ran a change but never committed
+            trace.decisions.append(f"an earlier attempt (turn {left['turn']}) called {left['tool']} "
+                                   f"{json.dumps(left['args'], default=str)} and never committed: it may have "
+                                   f"gone through (idempotency key {left['key']})")
         said, text = text, self.aliases.apply(text)  # the store's own words for the customer's ("เมาส์" -> Mouse)
         if text != said:
             trace.decisions.append(f"read with the store's words: {text!r}")

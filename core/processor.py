@@ -12,6 +12,7 @@ Precedence: ARCHITECTURE.md §3a and docs/turn.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,6 +79,8 @@ class CommandProcessor:
         self.max_steps = max_steps
         self.commerce = commerce
         self.greeting = greeting
+        # records a side-effecting call as intended before it runs (the orchestrator's store)
+        self.before_change: Callable[[Turn, str, dict[str, Any], str], None] | None = None
 
     # ------------------------------------------------------------------ checking a model's commands
     def check(self, t: Turn, commands: list[Command]) -> list[Command]:
@@ -663,7 +666,9 @@ class CommandProcessor:
         t.trace.decisions += resp.decisions
 
     def _call(self, t: Turn, agent: str, tool: str, args: dict[str, Any], system: bool = False) -> ToolCall:
-        """One tool call through the gateway; on a re-run after a conflict, reuse this turn's result."""
+        """One tool call through the gateway; on a re-run after a conflict, reuse this turn's result. A call
+        that changes the world gets an idempotency key (the same for the same call of the same turn, also
+        when the turn is sent again after a crash) and is recorded as intended before it runs."""
         key = f"{tool}|{json.dumps(args, sort_keys=True, default=str)}"
         used = t.requested.get(key, 0)
         t.requested[key] = used + 1
@@ -671,7 +676,13 @@ class CommandProcessor:
         if used < len(earlier):
             call = earlier[used].model_copy(update={"reused": True})
         else:
-            call = self.gateway.call(agent, tool, args, script=t.script, system=system)
+            spec = getattr(self.gateway.tools.get(tool), "spec", None)
+            once = ""
+            if spec is not None and spec.side_effects and not (t.script is not None and t.script.has(tool)):
+                once = hashlib.sha256(f"{t.state.session_id}|{t.state.turn}|{key}|{used}".encode()).hexdigest()[:32]
+                if self.before_change is not None:
+                    self.before_change(t, tool, args, once)
+            call = self.gateway.call(agent, tool, args, script=t.script, system=system, key=once)
             t.cache.setdefault(key, []).append(call)
         if call.error_kind == "denied":
             t.trace.denied.append({"tool": tool, "agent": agent, "error": call.error})

@@ -26,8 +26,8 @@ DEFAULT_SEARCH_TOOL = "inventory.query"  # the built-in search over a mapped inv
 COMMERCE_ROLES = ("category", "brand", "budget", "min_price", "max_price", "query", "features", "sku", "name")
 AGENT_KEYS = {"goals": (str, list), "tools": list, "description": str}
 TOOL_KEYS = {"description": str, "params": list, "table": str, "key": dict, "not_found": str,
-             "http": dict, "python": str, "timeout_s": (int, float), "sheet": str}
-HTTP_KEYS = {"method": str, "url": str, "timeout_s": (int, float), "headers": dict}
+             "http": dict, "python": str, "timeout_s": (int, float), "sheet": str, "side_effects": bool}
+HTTP_KEYS = {"method": str, "url": str, "timeout_s": (int, float), "headers": dict, "max_bytes": int}
 SETTINGS_KEYS = {"max_steps_per_turn": int, "tool_timeout_s": (int, float),
                  "intent_threshold": (int, float), "kb_min_score": (int, float), "turn_wait_s": (int, float)}
 CURRENCY_REGIONS = {"USD": "US", "THB": "TH", "INR": "IN", "GBP": "GB", "JPY": "JP", "AUD": "AU", "CAD": "CA",
@@ -75,6 +75,7 @@ class ToolDecl:
     http: dict[str, Any] = field(default_factory=dict)
     python: str = ""
     timeout_s: float | None = None
+    side_effects: bool | None = None  # whether the tool changes the world (default: a Python tool does)
     line: int = 0
 
 
@@ -370,7 +371,9 @@ def _tools(raw: Any, chk: _Checker) -> dict[str, ToolDecl]:
                         key={str(k): str(v) for k, v in (spec.get("key") or {}).items()},
                         not_found=str(spec.get("not_found") or "not found"),
                         http=dict(spec.get("http") or {}), python=str(spec.get("python") or ""),
-                        timeout_s=spec.get("timeout_s"), line=line_of(chk.lines, path))
+                        timeout_s=spec.get("timeout_s"),
+                        side_effects=spec.get("side_effects") if isinstance(spec.get("side_effects"), bool) else None,
+                        line=line_of(chk.lines, path))
         if decl.http:
             chk.keys(decl.http, HTTP_KEYS, path + ("http",), f"tool {name!r} http")
             if not decl.http.get("url"):

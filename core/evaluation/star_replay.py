@@ -548,6 +548,12 @@ class ReplayStore:
     def incidents(self, session_id: str) -> list[dict[str, Any]]:
         return list(self._incidents.get(session_id, []))
 
+    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
+        return None  # replays call scripted tools only
+
+    def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
+        return []
+
     def load(self, session_id: str) -> SessionState | None:
         saved = self._states.get(session_id)
         return SessionState.model_validate_json(saved) if saved is not None else None

@@ -58,6 +58,16 @@ class StateStore(Protocol):
         """Return the session's incidents ``{at, kind, detail}``, oldest first."""
         ...
 
+    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
+        """Record, before it runs, that a turn calls a tool that changes the world (once per ``key``).
+        ``save`` of that turn marks it done; one a later save finds still intended is marked unconfirmed."""
+        ...
+
+    def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
+        """Side-effecting calls of turns that never committed (a crash, a turn given up), still intended:
+        ``{turn, key, tool, args, at}``."""
+        ...
+
     def list_sessions(self) -> list[dict[str, Any]]:
         """Return ``{session_id, customer_id, version, updated_at}`` rows, newest first."""
         ...

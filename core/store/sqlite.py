@@ -37,6 +37,16 @@ CREATE TABLE IF NOT EXISTS incidents (
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS incidents_session ON incidents (session_id, at);
+CREATE TABLE IF NOT EXISTS side_effects (
+    key        TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    tool       TEXT NOT NULL,
+    args       TEXT NOT NULL,
+    at         TEXT NOT NULL,
+    state      TEXT NOT NULL DEFAULT 'intended'
+);
+CREATE INDEX IF NOT EXISTS side_effects_session ON side_effects (session_id, state);
 CREATE TABLE IF NOT EXISTS traces (
     session_id TEXT NOT NULL,
     turn       INTEGER NOT NULL,
@@ -106,6 +116,9 @@ class SqliteStateStore:
                     "INSERT OR REPLACE INTO traces (session_id, turn, data) VALUES (?, ?, ?)",
                     (trace.session_id, trace.turn, trace.model_dump_json()),
                 )
+            # this turn's changes are recorded with it; earlier ones still intended were reported by it
+            conn.execute("UPDATE side_effects SET state = CASE WHEN turn = ? THEN 'done' ELSE 'unconfirmed' END "
+                         "WHERE session_id = ? AND state = 'intended'", (state.turn, state.session_id))
 
     def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
         """Hold the session's turn lock (a file lock next to the database, across processes)."""
@@ -117,6 +130,22 @@ class SqliteStateStore:
             conn.execute("INSERT INTO incidents (session_id, at, kind, data) VALUES (?, ?, ?, ?)",
                          (session_id, utcnow().isoformat(timespec="microseconds"), kind,
                           json.dumps(detail, default=str)))
+
+    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
+        """Record a side-effecting call as intended before it runs."""
+        with self._transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO side_effects (key, session_id, turn, tool, args, at) "
+                         "VALUES (?, ?, ?, ?, ?, ?)", (key, session_id, turn, tool, json.dumps(args, default=str),
+                                                       utcnow().isoformat(timespec="microseconds")))
+
+    def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
+        """Side-effecting calls of turns that never committed, still intended."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = ? AND state = 'intended' "
+                "ORDER BY at", (session_id,)).fetchall()
+        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": at}
+                for turn, key, tool, args, at in rows]
 
     def incidents(self, session_id: str) -> list[dict[str, Any]]:
         """Return the session's incidents ``{at, kind, detail}``, oldest first."""
@@ -157,6 +186,7 @@ class SqliteStateStore:
         """Delete a session and its traces in one transaction; unknown ids are ignored."""
         with self._transaction() as conn:
             conn.execute("DELETE FROM incidents WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM side_effects WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM traces WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
 

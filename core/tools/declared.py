@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
+import inspect
 import json
+import os
 import socket
-import urllib.error
+import threading
+import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,8 +22,10 @@ from core.workspace import ToolDecl
 
 
 def _spec(decl: ToolDecl, side_effects: bool = False) -> ToolSpec:
+    """The tool's spec; ``side_effects`` as store.yaml declares it, else the default of its kind."""
+    changes = decl.side_effects if decl.side_effects is not None else side_effects
     return ToolSpec(decl.name, decl.description or decl.name, list(decl.params), timeout_s=decl.timeout_s,
-                    side_effects=side_effects)
+                    side_effects=changes)
 
 
 class TableTool:
@@ -57,23 +62,35 @@ def _plain(value: Any) -> Any:
         return text
 
 
+MAX_RESPONSE_BYTES = 1_000_000  # an HTTP tool's answer larger than this is an error (http.max_bytes)
+CHUNK = 65536
+
+
 class HttpTool:
-    """A real endpoint: ``{param}`` fills the URL, the rest goes in the JSON body or the query."""
+    """A real endpoint: ``{param}`` fills the URL, the rest goes in the JSON body or the query.
+
+    One deadline covers the whole call (connecting, sending, the headers and every byte of the body): a
+    server that answers slowly or a byte at a time is cut off when it passes, its connection closed so no
+    thread stays stuck on it. The answer must be JSON of at most ``max_bytes``; a side-effecting call
+    (any method but GET) carries an ``Idempotency-Key`` header, the same when a turn is re-run."""
+
+    takes_key = True
 
     def __init__(self, decl: ToolDecl) -> None:
         self.spec = _spec(decl, side_effects=str(decl.http.get("method", "GET")).upper() != "GET")
         if decl.http.get("timeout_s"):
             self.spec.timeout_s = float(decl.http["timeout_s"])
         self.decl = decl
+        self.max_bytes = int(decl.http.get("max_bytes") or MAX_RESPONSE_BYTES)
 
-    def run(self, args: dict[str, Any]) -> Any:
+    def run(self, args: dict[str, Any], key: str = "") -> Any:
         method = str(self.decl.http.get("method", "GET")).upper()
         url = str(self.decl.http["url"])
         rest = dict(args)
-        for key in list(rest):
-            token = "{" + key + "}"
+        for name in list(rest):
+            token = "{" + name + "}"
             if token in url:
-                url = url.replace(token, urllib.parse.quote(str(rest.pop(key)), safe=""))
+                url = url.replace(token, urllib.parse.quote(str(rest.pop(name)), safe=""))
         body = None
         if method in ("POST", "PUT", "PATCH"):
             body = json.dumps(rest).encode()
@@ -81,28 +98,81 @@ class HttpTool:
             url += ("&" if "?" in url else "?") + urllib.parse.urlencode(rest)
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    **{str(k): str(v) for k, v in (self.decl.http.get("headers") or {}).items()}}
-        req = urllib.request.Request(url, data=body, method=method, headers=headers)
-        return self._send(req)
+        if key and self.spec.side_effects:
+            headers["Idempotency-Key"] = key
+        return self._send(method, url, body, headers)
 
-    def _send(self, req: urllib.request.Request) -> Any:
-        timeout = self.spec.timeout_s or 10
+    def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> Any:
+        timeout = float(self.spec.timeout_s or 10)
+        deadline = time.monotonic() + timeout
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ToolError(f"cannot call {url!r}: not an http(s) URL", "failure", public=False)
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        conn = kind(parts.hostname, parts.port, timeout=timeout)
+        watchdog = threading.Timer(timeout, _cut, args=(conn,))  # the deadline holds even for a dripping server
+        watchdog.daemon = True
+        watchdog.start()
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        resp: http.client.HTTPResponse | None = None
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - URL from the workspace owner
-                raw = resp.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as exc:
-            detail = _error_text(exc.read().decode("utf-8", "replace")) or exc.reason
-            kind = "invalid_input" if exc.code in (404, 422) else classify_error(str(detail))
-            raise ToolError(f"HTTP {exc.code}: {detail}", kind) from exc
-        except TimeoutError as exc:
-            raise ToolError(f"timed out after {timeout:g}s", "timeout") from exc
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError | socket.timeout):
-                raise ToolError(f"timed out after {timeout:g}s", "timeout") from exc
-            raise ToolError(f"cannot reach {req.full_url}: {exc.reason}", "failure") from exc
+            conn.request(method, target, body=body, headers=headers)
+            resp = conn.getresponse()
+            raw = self._read(resp, deadline)
+        except (OSError, http.client.HTTPException) as exc:
+            if time.monotonic() >= deadline or isinstance(exc, TimeoutError | socket.timeout):
+                raise ToolError(f"timed out after {timeout:g}s", "timeout", public=False) from exc
+            raise ToolError(f"cannot reach {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False) from exc
+        except ValueError as exc:  # a header or URL http.client refuses
+            raise ToolError(f"cannot call {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False) from exc
+        finally:
+            watchdog.cancel()
+            if resp is not None:
+                resp.close()
+            conn.close()
+        text = raw.decode("utf-8", "replace")
+        if resp.status >= 400:
+            detail = _error_text(text) or resp.reason
+            kind_ = "invalid_input" if resp.status in (400, 404, 409, 422) else classify_error(str(detail))
+            raise ToolError(f"HTTP {resp.status}: {detail}", kind_, public=False)
+        if not text.strip() and resp.status == 204:
+            return {}
         try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ToolError(f"the service did not answer with JSON (HTTP {resp.status}, "
+                            f"{resp.getheader('Content-Type') or 'no content type'}): {text[:80]!r}",
+                            "failure", public=False) from exc
+
+    def _read(self, resp: http.client.HTTPResponse, deadline: float) -> bytes:
+        """The body, up to ``max_bytes``, read before the deadline."""
+        length = resp.getheader("Content-Length")
+        if length and length.isdigit() and int(length) > self.max_bytes:
+            raise ToolError(f"the answer is {int(length):,} bytes, more than the {self.max_bytes:,} allowed",
+                            "failure", public=False)
+        out = bytearray()
+        while True:
+            if time.monotonic() >= deadline:
+                raise TimeoutError("deadline passed while reading the answer")
+            chunk = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
+            if not chunk:
+                return bytes(out)
+            out += chunk
+            if len(out) > self.max_bytes:
+                raise ToolError(f"the answer is more than the {self.max_bytes:,} bytes allowed", "failure",
+                                public=False)
+
+
+def _cut(conn: http.client.HTTPConnection) -> None:
+    """Close a connection whose call passed its deadline, waking the thread blocked on it."""
+    sock = conn.sock
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def _error_text(raw: str) -> str:
@@ -118,27 +188,39 @@ def _error_text(raw: str) -> str:
 
 
 class PythonTool:
-    """A function in a .py file of the workspace."""
+    """A function in a .py file inside the workspace: trusted code, run as the engine (README, SECURITY).
+
+    A function with an ``idempotency_key`` parameter receives the key of the call (the same when a turn
+    is re-run), to make a change at most once."""
 
     def __init__(self, decl: ToolDecl, root: Path) -> None:
         self.spec = _spec(decl, side_effects=True)
         self.decl = decl
         self.func = _load_function(decl, root)
-
-    def run(self, args: dict[str, Any]) -> Any:
         try:
-            return self.func(**args)
+            self.takes_key = "idempotency_key" in inspect.signature(self.func).parameters
+        except (TypeError, ValueError):
+            self.takes_key = False
+
+    def run(self, args: dict[str, Any], key: str = "") -> Any:
+        kwargs = {**args, "idempotency_key": key} if self.takes_key and key else args
+        try:
+            return self.func(**kwargs)
         except ToolError:
             raise
         except Exception as exc:  # noqa: BLE001 - a workspace function may raise anything; it becomes an observation
             msg = f"{type(exc).__name__}: {exc}"
-            raise ToolError(msg, classify_error(msg)) from exc
+            raise ToolError(msg, classify_error(msg), public=False) from exc
 
 
 def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
     file, _, name = decl.python.partition(":")
-    path = (root / file).resolve()
+    home = Path(os.path.normpath(root.absolute()))
+    path = Path(os.path.normpath(home / file))  # as written: no ".." out of it, no absolute path elsewhere
     where = Location("store.yaml", decl.line)
+    if not path.is_relative_to(home):
+        raise WorkspaceError(f"tool {decl.name!r}: {file} is outside the workspace; a Python tool must be a file "
+                             "of the workspace (it runs as trusted code)", where)
     if not path.exists():
         raise WorkspaceError(f"tool {decl.name!r}: {file} does not exist", where)
     spec = importlib.util.spec_from_file_location(f"workspace_tools_{abs(hash(str(path)))}", path)

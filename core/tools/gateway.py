@@ -1,8 +1,14 @@
-"""The tool gateway: permission matrix, argument validation, timeouts, normalised outcomes."""
+"""The tool gateway: permission matrix, argument validation, timeouts, normalised outcomes.
+
+Each call runs in a thread of its own under one deadline: a call that hangs is reported as timed out
+when the deadline passes, and a stuck call never holds up another (there is no pool for it to fill).
+An answer too large to keep in a session (MAX_RESULT_CHARS as JSON) is an error, not a result.
+"""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import json
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -14,6 +20,7 @@ from core.workspace import AgentDecl
 
 DEFAULT_TIMEOUT_S = 5.0
 MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.05, 60.0
+MAX_RESULT_CHARS = 200_000
 
 
 class ToolScript:
@@ -47,7 +54,6 @@ class ToolGateway:
         self.tools = dict(tools)
         self.agents = dict(agents)
         self.default_timeout_s = default_timeout_s
-        self._pool = cf.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
 
     def allowed(self, agent: str, tool: str) -> bool:
         """Whether the permission matrix lets an agent call a tool."""
@@ -55,10 +61,11 @@ class ToolGateway:
         return decl is not None and tool in decl.tools
 
     def call(self, agent: str, tool: str, args: dict[str, Any], *, script: ToolScript | None = None,
-             system: bool = False) -> ToolCall:
+             system: bool = False, key: str = "") -> ToolCall:
         """Run one tool call and return its normalised outcome (never raises for tool failures).
 
         ``system`` marks the orchestrator's own knowledge-base answers to doubts, which no agent owns.
+        ``key``: the idempotency key of a side-effecting call (passed to tools that take one).
         """
         started = time.perf_counter()
         call = ToolCall(tool=tool, args=dict(args), agent=agent or "orchestrator")
@@ -67,6 +74,8 @@ class ToolGateway:
         impl = self.tools.get(tool)
         if impl is not None:
             call.args = impl.spec.bind(call.args)
+            call.side_effects = impl.spec.side_effects
+            call.key = key if impl.spec.side_effects else ""
         if script is not None and script.has(tool):
             return self._scripted(call, script.next(tool), started)
         if impl is None:
@@ -74,44 +83,75 @@ class ToolGateway:
         try:
             clean = impl.spec.validate(call.args)
             call.args = clean
-            call.result = self._run(impl, clean)
+            call.result = _bounded(self._run(impl, clean, call.key))
         except ToolError as exc:
-            return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started)
+            return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
+                              public=str(exc) if exc.public and exc.kind != "timeout" else "")
         except Exception as exc:  # noqa: BLE001 - a tool crash becomes an observation, never a crashed turn
             msg = f"{type(exc).__name__}: {exc}"
             return self._fail(call, msg, classify_error(msg), started)
         call.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return call
 
-    def _run(self, impl: Tool, args: dict[str, Any]) -> Any:
-        timeout = impl.spec.timeout_s or self.default_timeout_s
-        timeout = max(MIN_TIMEOUT_S, min(MAX_TIMEOUT_S, float(timeout)))
-        future = self._pool.submit(impl.run, args)
-        try:
-            return future.result(timeout=timeout)
-        except cf.TimeoutError as exc:
-            future.cancel()
-            raise ToolError(f"timed out after {timeout:g}s", "timeout") from exc
+    def timeout_of(self, tool: str) -> float:
+        """The deadline of one call of ``tool``, in seconds."""
+        impl = self.tools.get(tool)
+        timeout = (impl.spec.timeout_s if impl is not None else None) or self.default_timeout_s
+        return max(MIN_TIMEOUT_S, min(MAX_TIMEOUT_S, float(timeout)))
+
+    def _run(self, impl: Tool, args: dict[str, Any], key: str) -> Any:
+        timeout = self.timeout_of(impl.spec.name)
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+        takes_key = bool(key) and getattr(impl, "takes_key", False)
+
+        def work() -> None:
+            try:
+                outcome["result"] = impl.run(args, key=key) if takes_key else impl.run(args)  # type: ignore[call-arg]
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name=f"tool {impl.spec.name}", daemon=True).start()
+        if not done.wait(timeout):
+            raise ToolError(f"timed out after {timeout:g}s", "timeout")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome.get("result")
 
     def _scripted(self, call: ToolCall, outcome: dict[str, Any], started: float) -> ToolCall:
         call.scripted = True
         if outcome.get("timeout"):
             return self._fail(call, "timed out (scripted)", "timeout", started)
         if "error" in outcome:
-            msg = str(outcome["error"])
-            return self._fail(call, msg, classify_error(msg, str(outcome.get("kind") or "failure")), started)
+            msg = str(outcome["error"])  # a scripted error stands for a workspace tool's own message
+            return self._fail(call, msg, classify_error(msg, str(outcome.get("kind") or "failure")), started,
+                              public=msg)
         call.result = outcome.get("result")
         call.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return call
 
     @staticmethod
-    def _fail(call: ToolCall, message: str, kind: str, started: float) -> ToolCall:
+    def _fail(call: ToolCall, message: str, kind: str, started: float, public: str = "") -> ToolCall:
         call.ok = False
         call.error = message
         call.error_kind = kind
+        call.public_error = public
         call.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return call
 
     def close(self) -> None:
-        """Stop the worker threads (running calls finish on their own)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Nothing to release: each call's thread ends with it (a stuck one is a daemon)."""
+
+
+def _bounded(result: Any) -> Any:
+    """A tool's answer, if it is small enough to keep in the session."""
+    try:
+        size = len(json.dumps(result, default=str))
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"the answer cannot be stored: {exc}", "failure", public=False) from exc
+    if size > MAX_RESULT_CHARS:
+        raise ToolError(f"the answer is {size:,} characters of JSON, more than the {MAX_RESULT_CHARS:,} a "
+                        "session keeps", "failure", public=False)
+    return result
