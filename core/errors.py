@@ -103,11 +103,12 @@ class LLMUnavailableError(SopError):
 
     @property
     def chat_message(self) -> str:
-        """A plain sentence for the chat: what failed, and that nothing changed."""
+        """A plain sentence for the chat: what failed, and that nothing changed. The server's own words
+        (which may echo a key or a prompt) stay in the log, never in the chat."""
         what = {"auth": "refused the API key", "not_found": "does not serve the configured model",
                 "rejected": "rejected the request", "timeout": "did not answer in time",
                 "server_error": "failed"}.get(self.kind, "is unreachable")
-        return (f"The language model at {self.endpoint} {what}: {self.reason}; nothing was changed. "
+        return (f"The language model at {self.endpoint} {what}; nothing was changed. "
                 "Please try again, or switch the brain to rule.")
 
 

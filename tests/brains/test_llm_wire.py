@@ -263,9 +263,10 @@ def test_a_timeout_abandons_the_turn_and_saves_nothing(seller: Workspace, fake: 
 def test_a_refused_key_is_named(seller: Workspace, fake: FakeOpenAI, make_orch: OrchFactory) -> None:
     orch = make_orch(seller, fake, "hybrid")
     orch.handle_message("s1", OPENING, customer_id=CUSTOMER)
-    fake.push(error(401, "Incorrect API key provided"))
+    fake.push(error(401, "Incorrect API key provided: sk-test-0123456789"))
     reply = orch.handle_message("s1", "hmm", customer_id=CUSTOMER)
-    _assert_nothing_changed(orch, reply, "refused the API key: HTTP 401: Incorrect API key provided")
+    _assert_nothing_changed(orch, reply, "refused the API key")
+    assert "sk-test" not in reply and "Incorrect API key" not in reply  # the server's words stay in the log
 
 
 def test_a_failure_after_a_tool_ran_lets_the_rules_finish_the_turn(seller: Workspace, fake: FakeOpenAI,
