@@ -178,6 +178,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
                   "the browser asked for it")
         return 0
 
+    if args.sop_nodes:
+        from core.bench import compile_times
+
+        times = compile_times(args.sop_nodes)
+        print(json.dumps(times) if args.json else "compiling a JSON SOP: " + ", ".join(
+            f"{n:,} nodes {s:.3f} s" for n, s in times.items()))
+        return 0
+
     if args.processes:
         from core.bench_processes import format_result, run_processes
 
@@ -259,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--processes", type=_positive, default=0,
                        help="run N worker processes on one session and on N sessions of a shared store instead "
                             "(errors, lost turns, orphan side effects, throughput; 1 process for comparison)")
+    bench.add_argument("--sop-nodes", type=_positive, default=0,
+                       help="time compiling JSON SOPs of a tenth of N nodes and of N nodes instead")
     bench.add_argument("--conversations", type=_positive, default=25,
                        help="with --processes: two-turn conversations per worker")
     args = parser.parse_args(argv)

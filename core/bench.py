@@ -71,3 +71,25 @@ def run_bench(workspace: str, rounds: int = 5) -> dict[str, Any]:
     p50, p95 = statistics.median(latencies), _percentile(latencies, 0.95)
     return {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "floor_ms": round(floor, 2),
             "ratio": round(p95 / floor, 2) if floor else None, "turns": len(latencies)}
+
+
+def compile_times(nodes: int) -> dict[int, float]:
+    """Seconds to compile a generated JSON SOP of ``nodes // 10`` and of ``nodes`` steps (best of three)."""
+    import json
+
+    from core.sop.load import compile_sop
+
+    out: dict[int, float] = {}
+    for n in dict.fromkeys([max(1, nodes // 10), nodes]):
+        steps: dict[str, object] = {f"n{i}": {"type": "action", "description": f"tell the customer step {i}",
+                                              "messageTemplate": f"Step {i}.", "nextNodes": [f"n{i + 1}"]}
+                                    for i in range(n)}
+        steps[f"n{n}"] = {"type": "end"}
+        source = json.dumps({"id": "big", "startNode": "n0", "nodes": steps}, indent=1)
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            compile_sop(source + " " * _, "sops/big.json", "json", None)  # a new text each time: no cache
+            best = min(best, time.perf_counter() - started)
+        out[n] = round(best, 4)
+    return out

@@ -34,6 +34,9 @@ class Tok:
     col: int
 
 
+MAX_NESTING = 32  # brackets and "not"s in one condition
+
+
 def tokenize(text: str) -> list[Tok]:
     """Split a condition into tokens."""
     out: list[Tok] = []
@@ -136,6 +139,13 @@ def parse(text: str) -> tuple:
     toks = tokenize(text)
     if not toks:
         raise ExprError("empty condition", 1)
+    depth = nots = 0
+    for t in toks:  # the parser recurses per bracket and per "not": bounded here, never by Python's stack
+        if t.kind == "op":
+            depth += 1 if t.value == "(" else -1 if t.value == ")" else 0
+            nots += t.value == "!"
+        if depth + nots > MAX_NESTING:
+            raise ExprError(f"the condition nests more than {MAX_NESTING} levels deep", t.col)
     return _Parser(toks, text).parse()
 
 

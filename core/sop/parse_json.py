@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
 
 from core.problems import Problem
 from core.sop import expr
+from core.sop.fields import text, text_list, whole_number
 from core.sop.graph import Branch, Node, Sop
 from core.workspace import Param
 
@@ -19,8 +21,23 @@ TELL_WORDS = re.compile(r"^\s*(tell|inform|say|notify|show|offer)\b", re.I)  # a
 
 
 def _line(source: str, key: str) -> int:
-    m = re.search(r'"' + re.escape(key) + r'"\s*:', source)
-    return source[: m.start()].count("\n") + 1 if m else 0
+    """The line where ``"key":`` first appears (0 when it does not): one pass over the file for all keys,
+    so finding the lines of many nodes stays linear in the file's size."""
+    return _key_lines(source).get(key, 0)
+
+
+KEY = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:')
+
+
+@functools.lru_cache(maxsize=8)
+def _key_lines(source: str) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    line, seen = 1, 0
+    for m in KEY.finditer(source):
+        line += source.count("\n", seen, m.start())
+        seen = m.start()
+        lines.setdefault(m.group(1), line)
+    return lines
 
 
 def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None, list[Problem]]:
@@ -40,18 +57,23 @@ def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None,
         node = _node(str(nid), raw, source, file, problems)
         if node:
             nodes[node.id] = node
-    start = str(data.get("startNode") or "")
+    start = text(data.get("startNode"), "startNode", file, _line(source, "startNode") or 1, problems)
     if start not in nodes:
         problems.append(Problem(file, _line(source, "startNode") or 1, "error",
                                 f"startNode {start!r} is not a node"))
         return None, problems
     _check_targets(nodes, source, file, problems)
     _infer_fills(nodes)
-    sop = Sop(id=str(data.get("id") or default_id), title=str(data.get("name") or default_id),
-              agent=str(data.get("agent") or ""), priority=int(data.get("priority") or 1),
-              triggers=[str(t) for t in data.get("triggers") or []],
-              description=str(data.get("description") or ""), file=file, format="json", start=start,
-              nodes=nodes, source=source)
+    def line(key: str) -> int:
+        return _line(source, key) or 1
+
+    sop = Sop(id=text(data.get("id"), "id", file, line("id"), problems) or default_id,
+              title=text(data.get("name"), "name", file, line("name"), problems) or default_id,
+              agent=text(data.get("agent"), "agent", file, line("agent"), problems),
+              priority=whole_number(data.get("priority"), 1, "priority", file, line("priority"), problems),
+              triggers=text_list(data.get("triggers"), "triggers", file, line("triggers"), problems),
+              description=text(data.get("description"), "description", file, line("description"), problems),
+              file=file, format="json", start=start, nodes=nodes, source=source)
     _check_reachability(sop, source, file, problems)
     return sop, problems
 
@@ -69,9 +91,9 @@ def _node(nid: str, raw: Any, source: str, file: str, problems: list[Problem]) -
         problems.append(Problem(file, line, "error", f"node {nid!r}: type must be action, decision or end, "
                                                       f"got {kind!r}"))
         return None
-    nxt = [str(n) for n in raw.get("nextNodes") or []]
-    desc = str(raw.get("description") or "")
-    template = str(raw.get("messageTemplate") or "")
+    nxt = text_list(raw.get("nextNodes"), f"node {nid!r}: nextNodes", file, line, problems)
+    desc = text(raw.get("description"), f"node {nid!r}: description", file, line, problems)
+    template = text(raw.get("messageTemplate"), f"node {nid!r}: messageTemplate", file, line, problems)
     node = Node(nid, kind, desc, line, message=template, result_key=str(raw.get("resultKey") or nid))
     if kind == "decision":
         return _decision(node, raw, nxt, file, problems)
@@ -87,7 +109,7 @@ def _node(nid: str, raw: Any, source: str, file: str, problems: list[Problem]) -
 
 
 def _decision(node: Node, raw: dict[str, Any], nxt: list[str], file: str, problems: list[Problem]) -> Node | None:
-    cond = str(raw.get("condition") or "")
+    cond = text(raw.get("condition"), f"decision {node.id!r}: condition", file, node.line, problems)
     if len(nxt) != 2 or not cond:
         problems.append(Problem(file, node.line, "error",
                                 f"decision {node.id!r} needs a condition and exactly two nextNodes"))

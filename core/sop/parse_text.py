@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import yaml
 
 from core.problems import Problem
+from core.sop.fields import text, text_list, whole_number
 from core.sop.graph import SESSION_SLOTS, Branch, Node, Sop
 from core.workspace import GarRow
 
@@ -69,6 +70,9 @@ def split_front_matter(source: str, file: str) -> tuple[dict[str, Any], list[str
     return meta, lines[end + 1 :], end + 1, problems
 
 
+MAX_DEPTH = 40  # nested conditions in a text SOP
+
+
 def build_tree(body: list[str], offset: int, file: str) -> tuple[list[Line], list[Problem]]:
     """Turn indented lines into a tree, reporting indentation mistakes with line and column."""
     problems: list[Problem] = []
@@ -86,6 +90,9 @@ def build_tree(body: list[str], offset: int, file: str) -> tuple[list[Line], lis
         line = Line(no, indent, raw.strip())
         while stack[-1].indent >= indent:
             stack.pop()
+        if len(stack) > MAX_DEPTH:  # the compiler walks the tree recursively: its depth is bounded here
+            problems.append(Problem(file, no, "error", f"steps nest more than {MAX_DEPTH} levels deep", indent + 1))
+            return [], problems
         parent = stack[-1]
         if parent.children and parent.children[-1].indent != indent and parent is not root:
             problems.append(Problem(file, no, "error",
@@ -231,18 +238,14 @@ def parse_text_sop(source: str, file: str, resolver: GarResolver, default_id: st
     start = comp.seq(tree, "end")
     comp.split_combined()
     problems += comp.problems
-    sop = Sop(id=str(meta.get("id") or default_id), title=str(meta.get("title") or meta.get("id") or default_id),
-              agent=str(meta.get("agent") or ""), priority=_int(meta.get("priority"), 1, file, problems),
-              triggers=[str(t) for t in (meta.get("triggers") or [])], description=str(meta.get("description") or ""),
+    def line(key: str) -> int:
+        return next((i + 1 for i, ln in enumerate(source.splitlines()[:offset]) if ln.startswith(f"{key}:")), 1)
+
+    sop_id = text(meta.get("id"), "id", file, line("id"), problems) or default_id
+    sop = Sop(id=sop_id, title=text(meta.get("title"), "title", file, line("title"), problems) or sop_id,
+              agent=text(meta.get("agent"), "agent", file, line("agent"), problems),
+              priority=whole_number(meta.get("priority"), 1, "priority", file, line("priority"), problems),
+              triggers=text_list(meta.get("triggers"), "triggers", file, line("triggers"), problems),
+              description=text(meta.get("description"), "description", file, line("description"), problems),
               file=file, format="text", start=start, nodes=comp.nodes, source=source)
     return sop, problems
-
-
-def _int(value: Any, default: int, file: str, problems: list[Problem]) -> int:
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        problems.append(Problem(file, 1, "error", f"priority must be a whole number, got {value!r}"))
-        return default
