@@ -77,6 +77,7 @@ def compile_times(nodes: int) -> dict[int, float]:
     """Seconds to compile a generated JSON SOP of ``nodes // 10`` and of ``nodes`` steps (best of three)."""
     import json
 
+    from core.gar import GarIndex
     from core.sop.load import compile_sop
 
     out: dict[int, float] = {}
@@ -89,7 +90,7 @@ def compile_times(nodes: int) -> dict[int, float]:
         best = float("inf")
         for _ in range(3):
             started = time.perf_counter()
-            compile_sop(source + " " * _, "sops/big.json", "json", None)  # a new text each time: no cache
+            compile_sop(source + " " * _, "sops/big.json", "json", GarIndex([], None))  # a new text each time: no cache
             best = min(best, time.perf_counter() - started)
         out[n] = round(best, 4)
     return out

@@ -17,7 +17,7 @@ import yaml
 
 from core.errors import Location, UserInputError
 from core.playground.changes import ChangeSet
-from core.tools.inventory import numeric_column
+from core.tools.inventory import MAX_ROWS, check_workbook, numeric_column
 from core.workspace import MAX_FILE_BYTES, ROLES
 
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
@@ -63,6 +63,9 @@ def check_upload(name: str, data: bytes, allowed: tuple[str, ...], limit: int = 
     if ext == ".xlsx":
         if not data.startswith(XLSX_MAGIC):
             raise UploadError("this is not an Excel .xlsx workbook (its content is of another type)", Location(name))
+        why = check_workbook(data)
+        if why:
+            raise UploadError(why, Location(name))
     elif ext == ".pdf":
         if not data.startswith(PDF_MAGIC):
             raise UploadError("this is not a PDF document (it does not start with %PDF-)", Location(name))
@@ -104,7 +107,7 @@ def read_inventory(name: str, data: bytes) -> pd.DataFrame:
     ext = check_upload(name, data, INVENTORY_TYPES)
     try:
         if ext == ".xlsx":
-            frame = pd.read_excel(io.BytesIO(data), dtype=str).fillna("")
+            frame = pd.read_excel(io.BytesIO(data), dtype=str, nrows=MAX_ROWS + 1).fillna("")
         else:
             frame = pd.read_csv(io.StringIO(decode_text(name, data)), dtype=str, keep_default_na=False,
                                 skip_blank_lines=True)
@@ -124,6 +127,8 @@ def read_inventory(name: str, data: bytes) -> pd.DataFrame:
     if dupes:
         raise UploadError(f"duplicate column name(s) in the header row: {', '.join(dupes)}", Location(name, 1))
     frame.columns = cols
+    if len(frame) > MAX_ROWS:
+        raise UploadError(f"the file has more than {MAX_ROWS:,} items; the limit is {MAX_ROWS:,}", Location(name))
     if frame.empty:
         raise UploadError("the file has a header row but no items", Location(name, 2))
     return frame

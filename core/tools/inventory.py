@@ -69,8 +69,11 @@ def read_table(source: str, root: Path, sheet: str = "") -> pd.DataFrame:
     if not path.exists():
         raise WorkspaceError("file does not exist", Location(source))
     if path.suffix.lower() in (".xlsx", ".xlsm"):
+        why = check_workbook(path.read_bytes())
+        if why:
+            raise WorkspaceError(why, Location(source))
         try:
-            return pd.read_excel(path, sheet_name=sheet or 0, dtype=str).fillna("")
+            return pd.read_excel(path, sheet_name=sheet or 0, dtype=str, nrows=MAX_ROWS).fillna("")
         except Exception as exc:  # noqa: BLE001
             raise WorkspaceError(f"cannot read the spreadsheet: {exc}", Location(source)) from exc
     text = read_text_file(path)
@@ -83,6 +86,34 @@ def read_table(source: str, root: Path, sheet: str = "") -> pd.DataFrame:
         raise WorkspaceError(f"malformed CSV: {exc}", Location(source, line)) from exc
     except pd.errors.EmptyDataError as exc:
         raise WorkspaceError("the file is empty", Location(source)) from exc
+
+
+MAX_XLSX_UNPACKED = 64 * 1024 * 1024  # bytes a workbook may unpack to
+MAX_XLSX_RATIO = 200  # a part compressed more than this is a decompression bomb, not a spreadsheet
+MAX_ROWS = 200_000
+
+
+def check_workbook(data: bytes) -> str:
+    """Why an .xlsx workbook must not be opened ('' when it may): not a zip archive, or one that unpacks
+    to more than MAX_XLSX_UNPACKED bytes or compresses a part more than MAX_XLSX_RATIO times (a bomb).
+    Read from the archive's directory, before anything is decompressed."""
+    import io
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        return f"this is not a readable .xlsx workbook ({exc})"
+    total = sum(p.file_size for p in parts)
+    if total > MAX_XLSX_UNPACKED:
+        return f"the workbook unpacks to {total / 2**20:,.0f} MB; the limit is {MAX_XLSX_UNPACKED // 2**20} MB"
+    bomb = next((p for p in parts
+                 if p.file_size > 1_000_000 and p.file_size > MAX_XLSX_RATIO * max(1, p.compress_size)), None)
+    if bomb is not None:
+        ratio = bomb.file_size // max(1, bomb.compress_size)
+        return f"the workbook's part {bomb.filename} is compressed {ratio:,} times: refused as a decompression bomb"
+    return ""
 
 
 def _parser_line(message: str) -> int:

@@ -118,3 +118,23 @@ def test_the_upload_widget_limit_is_the_one_the_page_states() -> None:
 
     config = tomllib.loads((Path(__file__).parents[2] / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["maxUploadSize"] * 1024 * 1024 == MAX_UPLOAD_BYTES
+
+
+def _zip(parts: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_a_broken_or_bombed_workbook_is_refused_before_it_is_unpacked() -> None:
+    broken = b"PK\x03\x04" + b"\x00" * 200  # starts like a zip archive, is not one
+    assert "not a readable .xlsx workbook" in _err(read_inventory, "inv.xlsx", broken).message
+    bomb = _zip({"[Content_Types].xml": b"<x/>", "xl/worksheets/sheet1.xml": b"<row/>" * 4_000_000})
+    assert len(bomb) < 200_000  # 24 MB of rows in a small upload
+    exc = _err(read_inventory, "inv.xlsx", bomb)
+    assert "decompression bomb" in exc.message and "sheet1.xml" in exc.message and exc.location.file == "inv.xlsx"
