@@ -18,10 +18,20 @@ def is_kb_hits(obs: Any) -> TypeGuard[list[dict[str, Any]]]:
     return isinstance(obs, list) and bool(obs) and all(isinstance(o, dict) and "snippet" in o for o in obs)
 
 
+MARKUP = re.compile(r"([\[\]<>])")  # what makes a link or HTML of plain text
+
+
+def as_text(value: Any) -> str:
+    """A value from data (an inventory cell, a tool's answer) as plain text in a reply shown as Markdown: a
+    cell such as ``[click](javascript:...)`` or ``<img src=x>`` is shown as written, never as a link or
+    HTML."""
+    return MARKUP.sub(r"\\\1", str(value))
+
+
 def item_line(item: dict[str, Any], currency: str) -> str:
     """``Logitech G304 (Logitech) — ฿1,290, in stock``."""
-    name = str(item.get("name", item.get("sku", "item")))
-    brand = str(item.get("brand", ""))
+    name = as_text(item.get("name", item.get("sku", "item")))
+    brand = as_text(item.get("brand", ""))
     label = name if not brand or brand.lower() in name.lower() else f"{name} ({brand})"
     parts = []
     if item.get("price") is not None:
@@ -87,7 +97,7 @@ def render_kb_answer(hits: list[dict[str, Any]]) -> str:
 
 def render_record(obs: dict[str, Any]) -> str:
     """A one-line summary of a record result (e.g. an order)."""
-    parts = [f"{str(k).replace('_', ' ')}: {v}" for k, v in obs.items() if v not in (None, "")]
+    parts = [f"{str(k).replace('_', ' ')}: {as_text(v)}" for k, v in obs.items() if v not in (None, "")]
     return "; ".join(parts)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from core import text as T
 from core.brains.base import Perception
+from core.render import as_text
 from core.retrieval import CachedEmbedder
 from core.slots import listed_options, written_date
 from core.sop.graph import Node, Sop
@@ -229,7 +230,7 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
 
     def sub(m: re.Match[str]) -> str:
         val = lookup(values, m.group(1))
-        return m.group(0) if val is None else written_date(str(val))  # a date as people write it
+        return m.group(0) if val is None else as_text(written_date(str(val)))  # a date as people write it
 
     return PLACEHOLDER.sub(sub, template)
 
