@@ -35,7 +35,7 @@ from core.workspace import GAR_COLUMNS, normalise_action
 
 STAR_PLACEHOLDER = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 CAPABILITY = re.compile(r"\bonly able to (.+?)[.!]*$", re.I | re.S)
-TOOL_FILE = '''"""Mock of the STAR API {api!r}, written by `python -m core import star` (its .json holds the spec)."""
+TOOL_FILE = '''"""Mock of a STAR API, written by `python -m core import star` (the .json beside it holds the spec)."""
 
 from pathlib import Path
 
@@ -87,23 +87,24 @@ def import_star_task(task_dir: str | Path, workspace: str | Path, *, api_file: s
         raise UserInputError("no API schema found for this task (looked for api.json beside it and "
                              f"apis/{star.name}.json); pass it with --api", Location(str(star.folder)))
     flow = read_flow(star)
-    agent = _slug(star.api.db or star.name.split("_")[0])
-    rest = star.name[len(agent) + 1:] if star.name.startswith(f"{agent}_") else star.name
-    sop_id, tool = f"{agent}.{rest}", f"{star.api.name}.query"
+    name, api = file_name(star.name), file_name(star.api.name)  # names from the folder: never code or paths
+    agent = _slug(star.api.db or name.split("_")[0])
+    rest = name[len(agent) + 1:] if name.startswith(f"{agent}_") else name
+    sop_id, tool = f"{agent}.{rest}", f"{api}.query"
     root = Path(workspace)
     sop = build_sop(flow, sop_id, agent, tool)
     gar_text, gar_notes = merge_gar(_read(root / "gar.csv"), gar_rows(flow, tool))
-    store_text, store_notes = merge_store_yaml(_read(root / "store.yaml"), agent, tool, _tool_decl(star.api))
-    files = {f"sops/{star.name}.json": json.dumps(sop, indent=2, ensure_ascii=False) + "\n",
+    store_text, store_notes = merge_store_yaml(_read(root / "store.yaml"), agent, tool, _tool_decl(star.api, api))
+    files = {f"sops/{name}.json": json.dumps(sop, indent=2, ensure_ascii=False) + "\n",
              "gar.csv": gar_text, "store.yaml": store_text,
-             f"star/{star.api.name}.py": TOOL_FILE.format(api=star.api.name),
-             f"star/{star.api.name}.json": json.dumps(star.api.to_json(), indent=2, ensure_ascii=False) + "\n"}
+             f"star/{api}.py": TOOL_FILE,
+             f"star/{api}.json": json.dumps(star.api.to_json(), indent=2, ensure_ascii=False) + "\n"}
     labels = {a: a for a in flow.asks} | {m: m for m in flow.messages} | {q: "query" for q in flow.queries}
     if flow.nothing_found:
         labels[flow.nothing_found] = flow.nothing_found
     replaced = [f"{rel} already exists and is replaced" for rel in files
                 if rel not in ("gar.csv", "store.yaml") and (root / rel).is_file() and _read(root / rel) != files[rel]]
-    return ImportResult(star.name, sop_id, agent, tool, star.api.name, files, labels,
+    return ImportResult(name, sop_id, agent, tool, api, files, labels,
                         flow.notes + gar_notes + store_notes + replaced)
 
 
@@ -121,6 +122,12 @@ def write_import(result: ImportResult, workspace: str | Path) -> list[Path]:
 
 def _read(path: Path) -> str | None:
     return path.read_text(encoding="utf-8-sig") if path.is_file() else None
+
+
+def file_name(text: str) -> str:
+    """A name from an imported folder or API file as a safe file stem and identifier: letters, digits and
+    underscores only ("../../x", quotes or newlines never reach a path, generated code or YAML)."""
+    return re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_") or "star"
 
 
 def _slug(text: str) -> str:
@@ -401,7 +408,7 @@ def merge_gar(original: str | None, rows: list[dict[str, str]]) -> tuple[str, li
 # ---------------------------------------------------------------------------- store.yaml
 
 
-def _tool_decl(api: StarApi) -> dict[str, Any]:
-    return {"description": f"{_title(api.name)} (mock of the STAR API, backed by its DB spec)",
+def _tool_decl(api: StarApi, file: str) -> dict[str, Any]:
+    return {"description": f"{_title(file)} (mock of the STAR API, backed by its DB spec)",
             "params": [f.name + ("" if f.name in api.required else "?") for f in api.inputs],
-            "python": f"star/{api.name}.py:query"}
+            "python": f"star/{file}.py:query", "side_effects": False}

@@ -133,3 +133,20 @@ def test_a_chat_runs_the_imported_flow_end_to_end(library_ws: Workspace, library
     reply = orch.handle_message("c", "yes please")
     assert orch.last_trace("c")["actions"] == ["query_renew", "library_inform_renewed", "anything_else"]
     assert "Done! The Dune is now due on" in reply
+
+
+def test_a_crafted_api_file_name_never_becomes_code_or_a_path(tmp_path: Path, embedder: CachedEmbedder) -> None:
+    crafted = tmp_path / "in" / "apis"
+    crafted.mkdir(parents=True)
+    evil = 'it\'s a"""+__import__("os").system("touch PWNED")+"""b ..%2F'  # closes a docstring it is put in
+    api = crafted / f"{evil}.json"
+    api.write_text((FIXTURE / "apis" / "library_renew.json").read_text(encoding="utf-8"), encoding="utf-8")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    result = import_star_task(TASK, ws, api_file=api)
+    assert all(rel.replace("/", "").replace(".", "").replace("_", "").isalnum() for rel in result.files)
+    written = write_import(result, ws)
+    assert all(p.resolve().is_relative_to(ws.resolve()) for p in written)
+    loaded = load_workspace(ws, embedder)  # imports the generated Python tool
+    assert loaded.problems == [] and not (ws / "PWNED").exists() and not Path("PWNED").exists()
+    assert not any("__import__" in text for rel, text in result.files.items() if rel.endswith(".py"))
