@@ -116,6 +116,7 @@ class Orchestrator:
                 turn.trace.decisions.append(f"waited {waited:.2f}s for the session's previous turn")
             expected = turn.state.version
             turn.state.version += 1
+            self._write_preferences(turn, text)  # before the commit: a crash between them never loses it
             try:
                 self.store.save(turn.state, expected, turn.trace)
             except StateConflictError as exc:
@@ -123,7 +124,6 @@ class Orchestrator:
                     calls = [c.tool for runs in cache.values() for c in runs]
                     return self._not_now(session_id, said=text, kind="conflict", why=str(exc), tool_calls=calls)
                 continue
-            self._write_preferences(turn, text)
             return turn.trace.reply
         raise AssertionError("unreachable")
 
@@ -364,17 +364,26 @@ class Orchestrator:
         return goal.next_question if goal and goal.next_question else "Let me check that and get back to you."
 
     def _write_preferences(self, t: Turn, text: str) -> None:
-        """Step 9 (after the commit): write what the turn learned; an empty update is a no-op.
+        """Step 9 (just before the commit): write what the turn learned; an empty update is a no-op.
 
-        A failure never breaks the turn. A store that queues updates (Zep) keeps this one and
-        delivers it on a later turn (``_safe_summary`` retries and notes it in that turn's trace).
+        Written before the state is saved, so a crash between the two never loses a preference; the
+        turn's (session, turn) makes it once only: a turn re-run after a conflict, or the same message sent
+        again after a crash (the same turn number), finds it written and writes nothing. A failure never
+        breaks the turn; a store that queues updates (Zep) keeps this one and delivers it on a later turn
+        (``_safe_summary`` retries and notes it in that turn's trace).
         """
         update = PreferenceUpdate(**{k: v for k, v in t.trace.memory.get("update", {}).items()})
         if update.is_empty():
             return
+        customer, session, turn = self._customer(t.state), t.state.session_id, t.state.turn
         try:
-            self.memory.write(self._customer(t.state), update, session_id=t.state.session_id, turn=t.state.turn,
-                              message=text)
+            written = any(e.session_id == session and e.turn == turn for e in self.memory.entries(customer))
+        except Exception:  # noqa: BLE001 - unknown while the store is down: write (a queueing store keeps it)
+            written = False
+        if written:
+            return
+        try:
+            self.memory.write(customer, update, session_id=session, turn=turn, message=text)
         except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
             log.warning("preference update of session %s turn %d not written now: %s", t.state.session_id,
                         t.state.turn, exc)

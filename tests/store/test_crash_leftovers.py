@@ -50,3 +50,27 @@ def test_a_change_made_before_a_crash_is_reported_and_not_made_twice(tmp_path: P
     trace = orch.last_trace("s")
     assert trace is not None and any("may have gone through" in d for d in trace["decisions"])
     assert orch.store.unconfirmed_side_effects("s") == []  # reported once, then settled with the turn
+
+
+SAVE_DIES = ("import os, signal, sys; sys.path.insert(0, sys.argv[1])\n"
+             "from core import build_orchestrator\n"
+             "from core.store import SqliteStateStore\n"
+             "class Dies(SqliteStateStore):\n"
+             "    def save(self, *a, **k):\n"
+             "        os.kill(os.getpid(), signal.SIGKILL)  # the process dies at the commit\n"
+             "orch = build_orchestrator(sys.argv[2], store=Dies(sys.argv[3]))\n"
+             "orch.handle_message('s', 'I like Logitech, please keep it short', customer_id='c1')\n")
+
+
+def test_a_preference_learned_before_a_crash_at_the_commit_is_kept_once(tmp_path: Path) -> None:
+    ws = write_workspace(tmp_path / "ws")
+    db = tmp_path / "s.sqlite"
+    run = subprocess.run([sys.executable, "-c", SAVE_DIES, str(ROOT), str(ws), str(db)], capture_output=True,
+                         timeout=120)
+    assert run.returncode == -9
+    orch = build_orchestrator(ws, state_url=f"sqlite:///{db}")
+    assert orch.load_state("s") is None  # the turn never committed
+    assert orch.preferences("c1")["communication_style"] == "short"  # what it learned was kept
+    before = orch.memory.entries("c1")
+    orch.handle_message("s", "I like Logitech, please keep it short", customer_id="c1")  # sent again
+    assert [(e.field, e.value) for e in orch.memory.entries("c1")] == [(e.field, e.value) for e in before]
