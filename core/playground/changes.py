@@ -104,16 +104,67 @@ def commit(root: Path, change: ChangeSet) -> Path:
         if existed[rel]:
             (backup / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(target, backup / rel)
-    manifest = {"label": change.label, "stamp": stamp, "files": existed}
-    (backup / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    for rel, data in change.files.items():
-        target = root / rel
-        if data is None:
-            target.unlink(missing_ok=True)
-        else:
-            atomic_write(target, data)
+    manifest = {"label": change.label, "stamp": stamp, "files": existed, "complete": False}
+    atomic_write(backup / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
+    staged: dict[str, Path] = {}
+    try:  # every new file written beside its target first; then the quick renames
+        for rel, data in change.files.items():
+            if data is not None:
+                staged[rel] = _staged(root / rel, data)
+        for rel, data in change.files.items():
+            if data is None:
+                (root / rel).unlink(missing_ok=True)
+            else:
+                os.replace(staged.pop(rel), root / rel)
+    except BaseException:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        _restore(root, backup, existed)
+        shutil.rmtree(backup, ignore_errors=True)
+        raise
+    atomic_write(backup / MANIFEST, json.dumps({**manifest, "complete": True}, indent=1).encode("utf-8"))
     _prune(root)
     return backup
+
+
+def recover(root: Path) -> list[str]:
+    """Finish what a change cut off midway left (the process killed between its files): every change
+    whose manifest is not marked complete is rolled back from its backup, so a workspace is always
+    as it was before a change or after all of it. Returns the labels of the changes rolled back."""
+    base = root / ".state" / BACKUP_DIR
+    rolled: list[str] = []
+    for d in sorted(base.iterdir()) if base.is_dir() else []:
+        try:
+            m = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(m, dict) or m.get("complete", True):
+            continue
+        _restore(root, d, {str(k): bool(v) for k, v in (m.get("files") or {}).items()})
+        shutil.rmtree(d, ignore_errors=True)
+        rolled.append(str(m.get("label") or d.name))
+    for tmp in root.rglob(".*.tmp"):  # files staged by a change that never got to rename them
+        if ".state" not in tmp.relative_to(root).parts:
+            tmp.unlink(missing_ok=True)
+    return rolled
+
+
+def _staged(target: Path, data: bytes) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return Path(tmp)
+
+
+def _restore(root: Path, backup: Path, existed: dict[str, bool]) -> None:
+    """Put back the files a change replaced (and remove those it added)."""
+    for rel, was in existed.items():
+        target = root / check_relpath(rel)
+        if was and (backup / rel).is_file():
+            atomic_write(target, (backup / rel).read_bytes())
+        elif not was:
+            target.unlink(missing_ok=True)
 
 
 def atomic_write(target: Path, data: bytes) -> None:
@@ -146,6 +197,8 @@ def backups(root: Path) -> list[Backup]:
     for d in sorted(base.iterdir(), reverse=True) if base.is_dir() else []:
         try:
             m = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+            if not m.get("complete", True):
+                continue  # cut off midway: rolled back by recover(), not an undoable change
             out.append(Backup(d, str(m["label"]), str(m["stamp"]), {str(k): bool(v) for k, v in m["files"].items()}))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # an interrupted backup without a manifest is not undoable

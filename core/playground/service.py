@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import os
 import re
 import tempfile
@@ -42,6 +43,7 @@ from core.playground.changes import (
     apply_checked,
     backups,
     change_diff,
+    recover,
     staged,
     undo_last,
 )
@@ -70,6 +72,8 @@ SOP_SUFFIXES = (".sop", ".json")
 TEST_FOLDERS = ("conversations", "tests/conversations")
 Tests = Literal["check", "skip", "accept"]  # what a save does with the conversation tests it would break
 MAX_EVAL_SESSIONS = 2000
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -113,6 +117,9 @@ class Playground:
         self.root = Path(root).resolve()
         if not (self.root / "store.yaml").is_file():
             raise UserInputError(f"{self.root} is not a workspace (it has no store.yaml)")
+        rolled = recover(self.root)  # a change cut off midway by a crash: the workspace as before it
+        if rolled:
+            log.warning("%s: rolled back change(s) cut off midway: %s", self.root, ", ".join(rolled))
         self.embedder = embedder or embedder_for(self.root)
         self._lock = threading.RLock()
         state_dir = self.root / ".state"

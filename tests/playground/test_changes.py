@@ -72,3 +72,35 @@ def test_errors_the_workspace_already_had_do_not_block_other_edits(tmp_path: Pat
 def test_paths_outside_the_workspace_are_refused(bad: str) -> None:
     with pytest.raises(UserInputError):
         check_relpath(bad)
+
+
+KILLED_MIDWAY = ("import os, signal, sys; sys.path.insert(0, sys.argv[1])\n"
+                 "from pathlib import Path\n"
+                 "from core.playground.changes import ChangeSet, commit\n"
+                 "real, done = os.replace, []\n"
+                 "def replace(a, b):\n"
+                 "    if done and not str(b).endswith('manifest.json'):\n"
+                 "        os.kill(os.getpid(), signal.SIGKILL)  # killed between the change's two files\n"
+                 "    real(a, b)\n"
+                 "    done.append(b) if not str(b).endswith('manifest.json') else None\n"
+                 "os.replace = replace\n"
+                 "commit(Path(sys.argv[2]), ChangeSet('inventory upload').put('inventory.csv', 'sku,name\\nB,new\\n')"
+                 ".put('store.yaml', 'name: X\\ninventory: {source: inventory.csv}\\n'))\n")
+
+
+def test_a_change_killed_between_its_files_is_rolled_back_whole(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from core.playground.changes import recover
+
+    root = _ws(tmp_path)
+    (root / "inventory.csv").write_text("sku,name\nA,old\n", encoding="utf-8")
+    before = snapshot(root)
+    repo = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-c", KILLED_MIDWAY, str(repo), str(root)], capture_output=True, timeout=60)
+    assert run.returncode == -9
+    assert snapshot(root) != before  # half of the change landed
+    assert recover(root) == ["inventory upload"]
+    assert snapshot(root) == before and backups(root) == []  # all of it undone, nothing half-done to undo
+    assert recover(root) == []
