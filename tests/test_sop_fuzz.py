@@ -94,3 +94,24 @@ def test_a_broken_sop_is_skipped_and_the_rest_of_the_workspace_loads(tmp_path: P
     assert {(p.file, p.message.split(" must")[0]) for p in errors} == {("sops/broken.json", "priority"),
                                                                       ("sops/broken.json", "triggers")}
     assert len(loaded.sops) == 3  # the three good SOPs
+
+
+def test_a_loop_without_an_exit_gets_a_warning_with_its_line() -> None:
+    nodes = {"ask": {"type": "action", "description": "ask the customer for the order id",
+                     "messageTemplate": "Your order id?", "resultKey": "order_id", "nextNodes": ["check"]},
+             "check": {"type": "decision", "condition": "context.order_id == 'x'", "nextNodes": ["done", "again"]},
+             "again": {"type": "action", "description": "tell the customer to try again",
+                       "messageTemplate": "Please try again.", "nextNodes": ["retry"]},
+             "retry": {"type": "action", "description": "tell the customer we retry",
+                       "messageTemplate": "Retrying.", "nextNodes": ["again"]},
+             "done": {"type": "end"}}
+    source = json.dumps({"id": "loop", "startNode": "ask", "nodes": nodes}, indent=1)
+    sop, problems = compile_sop(source, "sops/loop.json", "json", GAR)
+    loops = [p for p in problems if "loop without an exit" in p.message]
+    assert sop is not None and len(loops) == 1 and loops[0].severity == "warning"
+    assert loops[0].line == next(i for i, ln in enumerate(source.splitlines(), 1) if '"again": {' in ln)
+    assert "from 'again', 'retry'" in loops[0].message
+    nodes["retry"]["nextNodes"] = ["ask"]  # back to the question: an exit through it, no warning
+    _, problems = compile_sop(json.dumps({"id": "loop", "startNode": "ask", "nodes": nodes}), "sops/loop.json",
+                              "json", GAR)
+    assert not [p for p in problems if "loop without an exit" in p.message]

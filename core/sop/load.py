@@ -22,14 +22,42 @@ def compile_sop(source: str, file: str, fmt: str, resolver: GarResolver) -> tupl
         return None, [Problem(file, 1, "error", "the SOP is empty")]
     try:
         if fmt == "json":
-            return parse_json_sop(source, file, default_id)
-        return parse_text_sop(source, file, resolver, default_id)
+            sop, problems = parse_json_sop(source, file, default_id)
+        else:
+            sop, problems = parse_text_sop(source, file, resolver, default_id)
+        if sop is not None and not any(p.severity == "error" for p in problems):
+            problems += loops_without_exit(sop)
+        return sop, problems
     except RecursionError:  # a safety net: nesting is bounded before this could happen
         return None, [Problem(file, 1, "error", "the SOP nests too deeply to compile")]
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the workspace from loading
         log.exception("compiling %s failed", file)
         return None, [Problem(file, 1, "error", f"the SOP cannot be compiled ({type(exc).__name__}: {exc}); "
                                                  "please report this file")]
+
+
+def loops_without_exit(sop: Sop) -> list[Problem]:
+    """A warning for steps the flow can reach but never leave: no path from them reaches an end (the
+    agent would repeat them until its attempt limit ends the conversation)."""
+    before: dict[str, list[str]] = {}
+    for n in sop.nodes.values():
+        for t in n.targets():
+            before.setdefault(t, []).append(n.id)
+    todo = [n.id for n in sop.nodes.values() if not n.targets()]  # the ends
+    leads_out: set[str] = set(todo)
+    while todo:  # back from the ends: every step from which one can be reached
+        for prev in before.get(todo.pop(), []):
+            if prev not in leads_out:
+                leads_out.add(prev)
+                todo.append(prev)
+    stuck = [sop.nodes[nid] for nid in sop.reachable() if nid not in leads_out]
+    if not stuck:
+        return []
+    first = min(stuck, key=lambda n: (n.line or 10**9, n.id))
+    names = ", ".join(repr(n.label) for n in sorted(stuck, key=lambda n: n.line or 0)[:4])
+    return [Problem(sop.file, first.line or 1, "warning",
+                    f"a loop without an exit: from {names} no path reaches an end of the SOP; add a branch "
+                    "that ends it (or goes on to a step that does)")]
 
 
 def load_sops(files: list[Path], resolver: GarResolver) -> tuple[list[Sop], list[Problem]]:

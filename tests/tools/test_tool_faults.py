@@ -108,13 +108,13 @@ def test_a_hanging_or_dripping_server_ends_by_the_deadline_and_blocks_nobody(ser
         th.start()
     time.sleep(0.05)
     fast = gw.call("a", "fast", {})  # eight stuck calls in flight: this one is not queued behind them
-    assert fast.ok and fast.result == {"ok": True} and fast.latency_ms < 400
+    assert fast.ok and fast.result == {"ok": True} and fast.latency_ms < 2500  # the stuck ones take 5 s
     drip = gw.call("a", "drip", {})
-    assert drip.error_kind == "timeout" and drip.latency_ms < 1500  # the deadline covers every byte
+    assert drip.error_kind == "timeout" and drip.latency_ms < 3000  # the deadline covers every byte (100 s)
     for th in stuck:
         th.join(5)
-    assert time.perf_counter() - started < 4
-    time.sleep(0.3)
+    assert time.perf_counter() - started < 10  # not the 100 s a drip would take, nor 5 s per hang in turn
+    time.sleep(1.0)
     assert not [t for t in threading.enumerate() if t.name in ("tool hang", "tool drip")]  # their threads ended too
 
 
