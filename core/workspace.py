@@ -244,17 +244,21 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         chk.add(("name",), "error", "required key 'name' (the store's name) is missing")
     cfg = StoreConfig(name=str(name or path.parent.name), currency=str(data.get("currency") or ""),
                       description=str(data.get("description") or ""), region=str(data.get("region") or ""))
-    cfg.greeting = " ".join(str(data.get("greeting") or "").split())
-    cfg.languages = _languages(data.get("languages"), chk)
-    cfg.aliases = _aliases(data.get("aliases"), chk)
-    cfg.inventory = _inventory(data.get("inventory"), chk)
-    cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
-    cfg.agents = _agents(data.get("agents"), chk)
-    cfg.tools = _tools(data.get("tools"), chk)
-    settings = data.get("settings") or {}
-    if isinstance(settings, dict):
-        chk.keys(settings, SETTINGS_KEYS, ("settings",), "settings")
-        cfg.settings = {k: v for k, v in settings.items() if k in SETTINGS_KEYS}
+    try:
+        cfg.greeting = " ".join(str(data.get("greeting") or "").split())
+        cfg.languages = _languages(data.get("languages"), chk)
+        cfg.aliases = _aliases(data.get("aliases"), chk)
+        cfg.inventory = _inventory(data.get("inventory"), chk)
+        cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
+        cfg.agents = _agents(data.get("agents"), chk)
+        cfg.tools = _tools(data.get("tools"), chk)
+        settings = data.get("settings") or {}
+        if isinstance(settings, dict):
+            chk.keys(settings, SETTINGS_KEYS, ("settings",), "settings")
+            cfg.settings = {k: v for k, v in settings.items()
+                            if k in SETTINGS_KEYS and isinstance(v, SETTINGS_KEYS[k]) and not isinstance(v, bool)}
+    except Exception as exc:  # noqa: BLE001 - a safety net: a value of a type no check expected is a problem
+        chk.add((), "error", f"store.yaml cannot be used ({type(exc).__name__}: {exc}); check the types of its values")
     return cfg, chk.problems
 
 
@@ -332,6 +336,11 @@ def _commerce(raw: Any, has_inventory: bool, chk: _Checker) -> CommerceDecl | No
                         slots={str(k): str(v) for k, v in slots.items() if k in COMMERCE_ROLES})
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A mapping value as a dict (a value of another type was reported by the key checks; it counts as empty)."""
+    return dict(value) if isinstance(value, dict) else {}
+
+
 def _agents(raw: Any, chk: _Checker) -> dict[str, AgentDecl]:
     if not isinstance(raw, dict) or not raw:
         chk.add(("agents",), "error", "store.yaml needs 'agents' (name -> goals pattern and tools)")
@@ -343,7 +352,7 @@ def _agents(raw: Any, chk: _Checker) -> dict[str, AgentDecl]:
             continue
         chk.keys(spec, AGENT_KEYS, ("agents", str(name)), f"agent {name!r}")
         goals = spec.get("goals") or f"{name}.*"
-        goal_list = [goals] if isinstance(goals, str) else [str(g) for g in goals]
+        goal_list = [goals] if isinstance(goals, str) else [str(g) for g in goals] if isinstance(goals, list) else []
         tools = spec.get("tools") or []
         out[str(name)] = AgentDecl(str(name), goal_list, [str(t) for t in tools] if isinstance(tools, list) else [],
                                    str(spec.get("description") or ""))
@@ -368,10 +377,11 @@ def _tools(raw: Any, chk: _Checker) -> dict[str, ToolDecl]:
         decl = ToolDecl(name=str(name), description=str(spec.get("description") or ""),
                         params=parse_params("|".join(str(p) for p in params)) if isinstance(params, list) else [],
                         table=str(spec.get("table") or ""), sheet=str(spec.get("sheet") or ""),
-                        key={str(k): str(v) for k, v in (spec.get("key") or {}).items()},
+                        key={str(k): str(v) for k, v in _mapping(spec.get("key")).items()},
                         not_found=str(spec.get("not_found") or "not found"),
-                        http=dict(spec.get("http") or {}), python=str(spec.get("python") or ""),
-                        timeout_s=spec.get("timeout_s"),
+                        http=_mapping(spec.get("http")), python=str(spec.get("python") or ""),
+                        timeout_s=spec.get("timeout_s") if isinstance(spec.get("timeout_s"), int | float)
+                        and not isinstance(spec.get("timeout_s"), bool) else None,
                         side_effects=spec.get("side_effects") if isinstance(spec.get("side_effects"), bool) else None,
                         line=line_of(chk.lines, path))
         if decl.http:

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from core.gar import GarIndex
 from core.problems import Problem
 from core.sop.expr import ExprError, parse
 from core.sop.load import compile_sop
-from core.workspace import load_gar
+from core.workspace import load_gar, load_store_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SELLER = ROOT / "examples" / "seller_support"
@@ -115,3 +116,16 @@ def test_a_loop_without_an_exit_gets_a_warning_with_its_line() -> None:
     _, problems = compile_sop(json.dumps({"id": "loop", "startNode": "ask", "nodes": nodes}), "sops/loop.json",
                               "json", GAR)
     assert not [p for p in problems if "loop without an exit" in p.message]
+
+
+STORE = yaml.safe_load((ROOT / "store.yaml").read_text(encoding="utf-8"))
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=4), values)
+def test_any_value_in_any_field_of_store_yaml_is_a_problem_not_a_crash(tmp_path: Path, path: list[int],
+                                                                       value: Any) -> None:
+    (tmp_path / "store.yaml").write_text(yaml.safe_dump(replace_at(STORE, path, value)), encoding="utf-8")
+    _, problems = load_store_config(tmp_path / "store.yaml")
+    assert well_formed(problems, "store.yaml")
