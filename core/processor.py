@@ -45,10 +45,10 @@ from core.understanding import (
     StartGoal,
     Unclear,
 )
+from core.understanding.signals import NOT_KEPT
 
 KB_TOOL = "knowledge_base.search"
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
-KEPT_KINDS = ("text", "boolean", "choice")  # kinds of values not kept for an SOP that has not started
 
 
 @dataclass
@@ -165,7 +165,7 @@ class CommandProcessor:
                 continue
             agent = self.agent_of(c.sop)
             types = agent.types(self.sops[c.sop]) if agent is not None else {}
-            kept = {k: v for k, v in c.values.items() if k in types and types[k].kind not in KEPT_KINDS}
+            kept = {k: v for k, v in c.values.items() if k in types and types[k].kind not in NOT_KEPT}
             if not kept:
                 t.reading.drop(c, "the SOP these values are for does not start, and keeps no such values")
                 continue

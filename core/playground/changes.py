@@ -150,10 +150,15 @@ def recover(root: Path) -> list[str]:
 
 
 def _staged(target: Path, data: bytes) -> Path:
+    """``data`` in a temporary file beside ``target`` (removed again if writing it fails)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return Path(tmp)
 
 
@@ -169,14 +174,11 @@ def _restore(root: Path, backup: Path, existed: dict[str, bool]) -> None:
 
 def atomic_write(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` through a temporary file in the same folder and ``os.replace``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp = _staged(target, data)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
         os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

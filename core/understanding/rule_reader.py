@@ -44,6 +44,7 @@ from core.understanding.commands import (
 from core.understanding.signals import (
     CLEAR_MARGIN,
     LOW_INTENT,
+    NOT_KEPT,
     asks_choice,
     choice_words,
     clear_lead,
@@ -396,7 +397,7 @@ class RuleReader:
             types = agent.types(sop)
             found = agent.extract_volunteered(Goal(id="", type=sop.id), sop, text, opening=False)
             kept = {k: v for k, v in found.items() if k not in own and k in types
-                    and types[k].kind not in ("text", "boolean", "choice")}
+                    and types[k].kind not in NOT_KEPT}
             if kept:
                 out[sop.id] = kept
         return out

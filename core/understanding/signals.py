@@ -17,6 +17,7 @@ from core.sop.graph import Node, Sop
 
 LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
 CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
+NOT_KEPT = ("text", "boolean", "choice")  # kinds of values not kept for an SOP that has not started yet
 
 
 def subjects(sops: list[Sop]) -> dict[str, set[str]]:
