@@ -10,7 +10,9 @@ committed record of them (orphans), and throughput (turns per second over all wo
 from __future__ import annotations
 
 import multiprocessing as mp
+import queue
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,7 @@ def open_ticket(issue: str) -> dict[str, str]:
 ''',
 }
 TOOL = "desk.open_ticket"
+START_WAIT_S = 180.0  # how long workers wait for each other to be loaded before the clock starts
 
 
 def write_workspace(root: Path) -> Path:
@@ -72,20 +75,27 @@ def write_workspace(root: Path) -> Path:
     return root
 
 
-def _worker(args: tuple[str, str, str, int, int, Any]) -> dict[str, Any]:
-    workspace, state_url, session, conversations, worker, barrier = args
-    from core.build import build_orchestrator
-    from core.replies import say
-
-    try:
-        busy = say("busy", "en")
-    except Exception:  # noqa: BLE001 - an engine without the sentence never asks to resend
-        busy = None
-    orch = build_orchestrator(workspace, state_url=state_url)
-    orch.handle_message(f"warm-up-{worker}", "hello")  # the model loaded before the clock starts
-    barrier.wait()
+def _worker(args: tuple[str, str, str, int, int, Any, Any]) -> None:
+    workspace, state_url, session, conversations, worker, barrier, results = args
     out: dict[str, Any] = {"sent": 0, "errors": 0, "resend": 0, "replies": 0, "error_text": "",
-                           "started": time.time()}
+                           "started": time.time(), "ended": time.time()}
+    try:
+        from core.build import build_orchestrator
+        from core.replies import say
+
+        busy = say("busy", "en")
+        orch = build_orchestrator(workspace, state_url=state_url)
+        orch.handle_message(f"warm-up-{worker}", "hello")  # the model loaded before the clock starts
+    except Exception as exc:  # noqa: BLE001 - reported, never a hang of the others
+        out["error_text"] = f"worker {worker} could not start: {type(exc).__name__}: {exc}"
+        results.put(out)
+        barrier.abort()
+        return
+    try:
+        barrier.wait(timeout=START_WAIT_S)
+    except threading.BrokenBarrierError:
+        pass  # a worker did not start in time: the others go on, unsynchronised
+    out["started"] = time.time()
     for i in range(conversations):
         for text in ("I need to open a ticket", f"printer {worker}-{i} on floor {i % 7} is jammed"):
             out["sent"] += 1
@@ -98,25 +108,43 @@ def _worker(args: tuple[str, str, str, int, int, Any]) -> dict[str, Any]:
             out["resend" if reply == busy else "replies"] += 1
     out["ended"] = time.time()
     orch.close()
-    return out
+    results.put(out)
 
 
 def run_processes(processes: int, conversations: int = 25, same_session: bool = True) -> dict[str, Any]:
-    """Run ``processes`` workers of ``conversations`` two-turn conversations each; return the figures."""
+    """Run ``processes`` workers of ``conversations`` two-turn conversations each; return the figures.
+    A worker that dies or never reports counts as errors, never as a hang."""
     from core.store import open_state_store
 
     with tempfile.TemporaryDirectory(prefix="sop-procs-") as tmpdir:
         root = write_workspace(Path(tmpdir) / "ws")
         url = f"sqlite:///{tmpdir}/sessions.sqlite"
         ctx = mp.get_context("spawn")
-        with ctx.Manager() as manager, ctx.Pool(processes) as pool:
-            barrier = manager.Barrier(processes)  # every worker loaded and warm before the first turn
-            jobs = [(str(root), url, "shared" if same_session else f"s{w}", conversations, w, barrier)
-                    for w in range(processes)]
-            results = pool.map(_worker, jobs)
-        elapsed = max(r["ended"] for r in results) - min(r["started"] for r in results)
-        store = open_state_store(url)
+        barrier, results = ctx.Barrier(processes), ctx.Queue()  # every worker warm before the first turn
         sessions = {"shared"} if same_session else {f"s{w}" for w in range(processes)}
+        workers = [ctx.Process(target=_worker, args=((str(root), url, "shared" if same_session else f"s{w}",
+                                                      conversations, w, barrier, results),), daemon=True)
+                   for w in range(processes)]
+        for w in workers:
+            w.start()
+        got: list[dict[str, Any]] = []
+        deadline = time.time() + START_WAIT_S + 60 + conversations * processes * 2
+        while len(got) < processes and time.time() < deadline:
+            try:
+                got.append(results.get(timeout=1))
+            except queue.Empty:
+                if not any(w.is_alive() for w in workers):
+                    break
+        for w in workers:
+            w.join(5)
+            if w.is_alive():
+                w.kill()
+        missing = processes - len(got)
+        if missing:
+            got.append({"sent": 0, "errors": missing, "resend": 0, "replies": 0, "started": time.time(),
+                        "ended": time.time(), "error_text": f"{missing} worker(s) died or never reported"})
+        elapsed = max(r["ended"] for r in got) - min(r["started"] for r in got)
+        store = open_state_store(url)
         traces = [t for s in sessions for t in store.traces(s)]
         recorded = sum(1 for t in traces for c in t.get("tool_calls", [])
                        if c.get("tool") == TOOL and c.get("ok") and not c.get("reused"))
@@ -124,14 +152,14 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
         store.close()
         log = root / "runs.log"
         runs = len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
-    replies = sum(r["replies"] for r in results)
+    replies = sum(r["replies"] for r in got)
     return {
-        "processes": processes, "sessions": len(sessions), "sent": sum(r["sent"] for r in results),
-        "errors": sum(r["errors"] for r in results), "resend": sum(r["resend"] for r in results),
+        "processes": processes, "sessions": len(sessions), "sent": sum(r["sent"] for r in got),
+        "errors": sum(r["errors"] for r in got), "resend": sum(r["resend"] for r in got),
         "taken": len(traces), "lost": replies - len(traces), "incidents": incidents,
         "tool_runs": runs, "orphans": runs - recorded, "seconds": round(elapsed, 2),
-        "turns_per_s": round(len(traces) / elapsed, 1) if elapsed else 0.0,
-        "error_text": next((r["error_text"] for r in results if r["error_text"]), ""),
+        "turns_per_s": round(len(traces) / elapsed, 1) if elapsed > 0 else 0.0,
+        "error_text": next((r["error_text"] for r in got if r["error_text"]), ""),
     }
 
 

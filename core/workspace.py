@@ -256,7 +256,7 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         if isinstance(settings, dict):
             chk.keys(settings, SETTINGS_KEYS, ("settings",), "settings")
             cfg.settings = {k: v for k, v in settings.items()
-                            if k in SETTINGS_KEYS and isinstance(v, SETTINGS_KEYS[k]) and not isinstance(v, bool)}
+                            if k in SETTINGS_KEYS and isinstance(v, int | float) and not isinstance(v, bool)}
     except Exception as exc:  # noqa: BLE001 - a safety net: a value of a type no check expected is a problem
         chk.add((), "error", f"store.yaml cannot be used ({type(exc).__name__}: {exc}); check the types of its values")
     return cfg, chk.problems
