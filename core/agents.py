@@ -427,7 +427,7 @@ class SpecialistAgent:
     # ------------------------------------------------------------------ searching over values
     def start_search(self, goal: Goal, sop: Sop, named: dict[str, Any],
                      given: dict[str, Any] | None = None) -> str | None:
-        """"When will it be nice again?": look the next values of an ordered slot of the goal's tool up
+        """"When is it going to clear up?": look the next values of an ordered slot of the goal's tool up
         (days of the week, times of day), one call each, until a result answers the customer: it has a
         value the message names ("sunny" -> Sunny), or else differs from the one just given. Returns the
         slot searched over, or None when the goal has no such slot or no value to start from. ``named``:

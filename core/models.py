@@ -76,8 +76,8 @@ class SessionState(BaseModel):
     goal_stack: list[str] = Field(default_factory=list)
     goals: dict[str, Goal] = Field(default_factory=dict)
     history: list[Message] = Field(default_factory=list)
-    # values the customer gave for another SOP's questions than the active one's ("no thanks, I need it
-    # from the 3rd to the 9th" while searching): kept, by slot name, for the goal that will ask for them
+    # values the customer gave for another SOP's questions than the active one's ("no thanks, we arrive
+    # the 5th and leave the 11th" while searching): kept, by slot name, for the goal that will ask for them
     told: dict[str, Any] = Field(default_factory=dict)
     handoff_turn: int | None = None  # the turn the customer asked for a person (the team takes it from there)
     updated_at: datetime = Field(default_factory=utcnow)

@@ -574,7 +574,7 @@ class CommandProcessor:
 
     def _follow_up(self, t: Turn, c: FollowUp) -> bool:
         """A follow-up to the request finished last: run again with the changed values ("and for Friday?"),
-        or from its tool over the next values until a result answers ("when will it be nice again?").
+        or from its tool over the next values until a result answers ("when is it going to clear up?").
         True when it ran."""
         last = self.last_completed(t.state)
         sop = self.sops.get(c.sop)

@@ -102,7 +102,7 @@ def test_a_loop_without_an_exit_gets_a_warning_with_its_line() -> None:
                      "messageTemplate": "Your order id?", "resultKey": "order_id", "nextNodes": ["check"]},
              "check": {"type": "decision", "condition": "context.order_id == 'x'", "nextNodes": ["done", "again"]},
              "again": {"type": "action", "description": "tell the customer to try again",
-                       "messageTemplate": "Please try again.", "nextNodes": ["retry"]},
+                       "messageTemplate": "Give it another go.", "nextNodes": ["retry"]},
              "retry": {"type": "action", "description": "tell the customer we retry",
                        "messageTemplate": "Retrying.", "nextNodes": ["again"]},
              "done": {"type": "end"}}

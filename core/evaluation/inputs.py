@@ -58,7 +58,7 @@ MODEL_FRAMES = ["{v}", "it's a {v}", "I have a {v}", "my device is a {v}", "a {v
 TEXT_FRAMES = ["{v}", "{v}", "well, {v}", "{v} since yesterday", "basically {v}", "so {v}", "{v}, it's annoying"]
 
 GIBBERISH_SYLLABLES = ["asd", "qwe", "zxc", "jkl", "fgh", "uio", "bnm", "rty", "ghj", "vbn", "lkj", "poi"]
-SOCIAL = ["hello", "hi there", "hey", "thanks", "thank you", "thanks a lot", "good morning", "hello again",
+SOCIAL = ["hello", "hi there", "hey", "thanks", "thank you", "many thanks", "good morning", "hello again",
           "you are useless", "this is so frustrating, useless bot", "thank you so much"]
 OFF_TOPIC = ["it's raining here today", "I'm having a long day", "my cat just walked over the keyboard",
              "let me grab a coffee first", "hold on a second", "lol", "brb", "nice weather today",

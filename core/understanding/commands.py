@@ -48,7 +48,7 @@ class SetSlots(Command):
     values: dict[str, Any] = field(default_factory=dict)
     words: dict[str, str] = field(default_factory=dict)
     sop: str = ""  # the SOP the values are for, when it is not the running one (one started by the message)
-    unavailable: tuple[str, ...] = ()  # slots the customer says they cannot give ("I don't know my PIN")
+    unavailable: tuple[str, ...] = ()  # slots the customer says they cannot give ("I can't find my membership number")
 
 
 @dataclass(frozen=True)

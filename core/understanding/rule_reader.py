@@ -209,7 +209,7 @@ class RuleReader:
                 return None
         else:
             if just_finished and not (p.question or T.is_request(p.text)):
-                return None  # "Well that sounds nice": a reaction to the result, not a new request
+                return None  # "Oh, that's lovely": a reaction to the result, not a new request
             if not clear_lead(p):
                 return None
         notes.append(f"{sop_id} scores {score:.2f}, under the threshold but clearly asked for")
@@ -637,7 +637,7 @@ class RuleReader:
         again = self.reopen(c)
         if again is not None:
             return [again]
-        if p.greeting or T.GREETING.match(p.text):  # "Hello, I need some help!": no request yet
+        if p.greeting or T.GREETING.match(p.text):  # "Good evening, could you assist?": no request yet
             return [SmallTalk(evidence=p.text, act="greeting")]
         if p.thanks:
             return [SmallTalk(evidence=p.text, act="thanks")]
@@ -666,7 +666,7 @@ class RuleReader:
         return FollowUp(evidence=p.text, about="reopen", sop=sop.id, values=said)
 
     def search_follow_up(self, c: ReadContext) -> FollowUp | None:
-        """"When will it be nice again?" after a result: the SOP finished last, run again from its tool over
+        """"When is it going to clear up?" after a result: the SOP finished last, run again from its tool over
         the next days or times until a result answers (``SpecialistAgent.start_search``, tried on a copy)."""
         last = c.last
         sop = self.sops.get(last.type) if last is not None else None

@@ -96,15 +96,15 @@ def test_values_for_an_sop_that_does_not_start_are_kept_for_it(orch: Orchestrato
     orch.handle_message("s", "I'm looking for a cabin")
     t = turn(orch, NONSENSE)
     booking = sop_id(orch, "cabin_book")
-    orch.processor.act(t, [SetSlots(evidence="from the 3rd", sop=booking, values={"arrival_day": "3rd"}),
+    orch.processor.act(t, [SetSlots(evidence="arriving the 5th", sop=booking, values={"arrival_day": "5th"}),
                            SetSlots(evidence="a red one", sop=booking, values={"colour": "red"})])
-    assert t.state.told == {"arrival_day": "3rd"}  # a listed day is kept; what the SOP never asks is not
+    assert t.state.told == {"arrival_day": "5th"}  # a listed day is kept; what the SOP never asks is not
     assert [why for _, why in t.reading.dropped] == [
         "the SOP these values are for does not start, and keeps no such values"]
 
 
 @pytest.mark.parametrize("messages, text", [
-    ((), "I'd like to book the Cedar Rest cabin from the 3rd to the 9th"),
+    ((), "I'd like to book the Cedar Rest cabin, arriving the 5th and leaving the 11th"),
     (("I'm looking for a cabin",), "by the lake please. Also, how is the Summit Trail on Friday?"),
     (("I'm looking for a cabin", "by the lake please"), "sure, please book this one"),
     (("I'd like to book the Cedar Rest cabin",), "never mind. How is the North Loop on Monday?"),

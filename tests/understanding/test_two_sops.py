@@ -52,28 +52,28 @@ def test_a_loop_back_asks_its_question_again(orch: Orchestrator) -> None:
 
 
 def test_two_questions_with_the_same_options_take_their_own_mention(orch: Orchestrator) -> None:
-    say(orch, "I'd like to book the Cedar Rest cabin from the 3rd to the 9th")
+    say(orch, "I'd like to book the Cedar Rest cabin, arriving the 5th and leaving the 11th")
     goal = active(orch)
     assert goal is None or goal.type.endswith("cabin_book")
     state = orch.load_state("s")
     booked = state.latest_goal(next(g.type for g in state.goals.values()))
-    assert (booked.slots["arrival_day"], booked.slots["departure_day"]) == ("3rd", "9th")
+    assert (booked.slots["arrival_day"], booked.slots["departure_day"]) == ("5th", "11th")
 
 
 def test_days_said_while_searching_are_kept_for_the_booking(orch: Orchestrator) -> None:
-    trace = say(orch, "I'm looking for a cabin", "by the lake please", "no thanks. I need it from the 3rd to the 9th")
+    trace = say(orch, "I'm looking for a cabin", "by the lake please", "no thanks. We arrive the 5th and leave the 11th")
     read = trace["reading"]["commands"]
     kept = next(c for c in read if c["command"] == "set_slots")
     assert kept["sop"].endswith("cabin_book")  # kept for the SOP that asks for them
     assert {k: kept[k] for k in ("evidence", "values", "words")} == {
-        "evidence": "no thanks. I need it from the 3rd to the 9th",
-        "values": {"arrival_day": "3rd", "departure_day": "9th"},
-        "words": {"arrival_day": "3rd", "departure_day": "9th"}}
+        "evidence": "no thanks. We arrive the 5th and leave the 11th",
+        "values": {"arrival_day": "5th", "departure_day": "11th"},
+        "words": {"arrival_day": "5th", "departure_day": "11th"}}
     trace = say(orch, "Cedar Rest")
     assert trace["actions"][-2:] == ["query", "cabin_booked"] or "cabin_booked" in trace["actions"]
     booked = orch.load_state("s").latest_goal(next(g.type for g in orch.load_state("s").goals.values()
                                                    if g.type.endswith("cabin_book")))
-    assert (booked.slots["arrival_day"], booked.slots["departure_day"]) == ("3rd", "9th")
+    assert (booked.slots["arrival_day"], booked.slots["departure_day"]) == ("5th", "11th")
     assert orch.load_state("s").told == {}  # used, not kept twice
 
 
@@ -181,7 +181,7 @@ def test_a_value_two_sops_list_goes_to_the_one_given_more_values(orch: Orchestra
 
 
 def test_each_condition_in_the_trace_shows_the_value_it_was_judged_on(orch: Orchestrator) -> None:
-    trace = say(orch, "I'd like to book the Cedar Rest cabin from the 3rd to the 9th")
+    trace = say(orch, "I'd like to book the Cedar Rest cabin, arriving the 5th and leaving the 11th")
     branch = [d for d in trace["decisions"] if " -> " in d]
     assert branch and all("(saw query.success = " in d for d in branch if "query.success" in d)
     assert any(d.endswith("(saw query.success = true)") or d.endswith("(saw query.success = false)") for d in branch)
