@@ -375,15 +375,9 @@ class Orchestrator:
         update = PreferenceUpdate(**{k: v for k, v in t.trace.memory.get("update", {}).items()})
         if update.is_empty():
             return
-        customer, session, turn = self._customer(t.state), t.state.session_id, t.state.turn
-        try:
-            written = any(e.session_id == session and e.turn == turn for e in self.memory.entries(customer))
-        except Exception:  # noqa: BLE001 - unknown while the store is down: write (a queueing store keeps it)
-            written = False
-        if written:
-            return
-        try:
-            self.memory.write(customer, update, session_id=session, turn=turn, message=text)
+        try:  # the store writes a (session, turn) once
+            self.memory.write(self._customer(t.state), update, session_id=t.state.session_id, turn=t.state.turn,
+                              message=text)
         except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
             log.warning("preference update of session %s turn %d not written now: %s", t.state.session_id,
                         t.state.turn, exc)

@@ -165,7 +165,9 @@ class PreferenceMemory(Protocol):
         turn: int = 0,
         message: str = "",
     ) -> None:
-        """Merge what a turn learned into the customer's facts; an empty update is a no-op.
+        """Merge what a turn learned into the customer's facts; an empty update is a no-op. A turn's
+        update is written once: another write with the same ``session_id`` and ``turn`` (a turn re-run,
+        a message sent again after a crash) changes nothing.
 
         Raises:
             MemoryUnavailableError: A remote store is down; the update is kept and

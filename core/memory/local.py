@@ -81,12 +81,19 @@ class LocalPreferenceMemory:
             session_id: Provenance: the session the fact came from.
             turn: Provenance: the turn number.
             message: Provenance: the customer's message that revealed it.
+
+        A turn's update is written once: the same ``session_id`` and ``turn`` again (a turn re-run, a
+        message sent again after a crash) writes nothing.
         """
         if update.is_empty():
             return
         facts = update_facts(update)
         stamp = utcnow().isoformat()
         with self._transaction() as conn:
+            if session_id and turn and conn.execute(
+                    "SELECT 1 FROM preferences WHERE customer_id = ? AND session_id = ? AND turn = ? LIMIT 1",
+                    (customer_id, session_id, turn)).fetchone():
+                return
             doomed = superseded(_entries(conn, customer_id), facts)
             _delete(conn, doomed)
             conn.executemany(

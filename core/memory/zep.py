@@ -171,8 +171,13 @@ class ZepPreferenceMemory:
         """
         if update.is_empty():
             return
-        event = remember_event(customer_id, update, self._ids, session_id=session_id, turn=turn, message=message)
         with self._lock_for(customer_id):
+            known = self._cache.mirror(customer_id) + [row.event for row in self._cache.pending(customer_id)]
+            if session_id and turn and any(e.op == "remember" and e.session_id == session_id and e.turn == turn
+                                           for e in known):
+                return  # this turn's update is already queued or delivered (a re-run, a resend after a crash)
+            event = remember_event(customer_id, update, self._ids, session_id=session_id, turn=turn,
+                                   message=message)
             self._cache.enqueue(event)
             self._flush(customer_id)
 

@@ -98,6 +98,15 @@ def test_empty_update_is_a_no_op(memory: PreferenceMemory) -> None:
     assert memory.entries("c2") == []
 
 
+def test_a_turns_update_is_written_once(memory: PreferenceMemory) -> None:
+    memory.write("c1", PreferenceUpdate(preferred_brands=["Logitech"]), session_id="s1", turn=3, message="a")
+    before = memory.entries("c1")
+    memory.write("c1", PreferenceUpdate(preferred_brands=["Logitech"]), session_id="s1", turn=3, message="a")
+    assert memory.entries("c1") == before  # the same turn again: nothing new
+    memory.write("c1", PreferenceUpdate(preferred_features=["quiet"]), session_id="s1", turn=4)
+    assert memory.summary("c1").preferred_features == ["quiet"]  # the next turn is written
+
+
 def test_write_and_summary(memory: PreferenceMemory) -> None:
     memory.write(
         "c1",

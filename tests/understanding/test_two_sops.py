@@ -61,7 +61,8 @@ def test_two_questions_with_the_same_options_take_their_own_mention(orch: Orches
 
 
 def test_days_said_while_searching_are_kept_for_the_booking(orch: Orchestrator) -> None:
-    trace = say(orch, "I'm looking for a cabin", "by the lake please", "no thanks. We arrive the 5th and leave the 11th")
+    trace = say(orch, "I'm looking for a cabin", "by the lake please",
+                "no thanks. We arrive the 5th and leave the 11th")
     read = trace["reading"]["commands"]
     kept = next(c for c in read if c["command"] == "set_slots")
     assert kept["sop"].endswith("cabin_book")  # kept for the SOP that asks for them
