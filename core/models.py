@@ -87,6 +87,10 @@ class SessionState(BaseModel):
         """The active goal, or None."""
         return self.goals.get(self.active_goal_id) if self.active_goal_id else None
 
+    def waiting_goal(self, goal_type: str) -> Goal | None:
+        """The goal of a type waiting on the stack (suspended or deferred), or None."""
+        return next((self.goals[g] for g in self.goal_stack if self.goals[g].type == goal_type), None)
+
     def latest_goal(self, goal_type: str) -> Goal | None:
         """The most recently created goal of a type."""
         found = [g for g in self.goals.values() if g.type == goal_type]

@@ -186,7 +186,7 @@ class CommandProcessor:
         t.reading.add(c)
         given = [s for s in commands if isinstance(s, SetSlots) and s.sop == c.sop]
         sop = self.sops[c.sop]
-        waiting = next((t.state.goals[g] for g in t.state.goal_stack if t.state.goals[g].type == sop.id), None)
+        waiting = t.state.waiting_goal(sop.id)
         if waiting is not None:
             t.ops.bring_forward(waiting)
             t.trace.decisions.append(f"customer returned to {sop.id}")
@@ -229,22 +229,21 @@ class CommandProcessor:
         earlier answers)."""
         goal = t.ops.new_goal(sop.id, sop.priority)
         goal.step = sop.start
-        prepared = self.prepared(t.state, sop)
-        goal.slots.update(prepared.slots)
-        told = [k for k in prepared.slots if k in t.state.told]
-        for k in told:
+        known = self._draft(t.state, sop).slots
+        goal.slots.update(known)
+        for k in known:
             t.state.told.pop(k, None)
-        if set(prepared.slots) - SESSION_SLOTS:
-            t.trace.decisions.append(
-                f"already told in this session: {', '.join(sorted(set(prepared.slots) - SESSION_SLOTS))}")
+        if set(known) - SESSION_SLOTS:
+            t.trace.decisions.append(f"already told in this session: {', '.join(sorted(set(known) - SESSION_SLOTS))}")
         return goal
 
     def prepared(self, state: SessionState, sop: Sop) -> Goal:
         """The goal of ``sop`` the next request for it would work on: the one waiting on the stack, or a new
         one (not yet part of the session, id '') with what the session already told it."""
-        waiting = next((state.goals[g] for g in state.goal_stack if state.goals[g].type == sop.id), None)
-        if waiting is not None:
-            return waiting
+        return state.waiting_goal(sop.id) or self._draft(state, sop)
+
+    def _draft(self, state: SessionState, sop: Sop) -> Goal:
+        """A new goal of ``sop`` (not part of the session, id '') with what the session already told it."""
         goal = Goal(id="", type=sop.id, priority=sop.priority)
         if state.customer_id:
             goal.slots.update({k: state.customer_id for k in SESSION_SLOTS & set(sop.slot_names())})
@@ -460,7 +459,10 @@ class CommandProcessor:
         question = next((c for c in side if isinstance(c, KnowledgeQuestion)), None)
         if question is None or self.gateway.tools.get(KB_TOOL) is None:
             t.reading.add(side[0])
-            self._run_active(t) if goal is not None else self._unclear(t)
+            if goal is not None:
+                self._run_active(t)
+            else:
+                self._unclear(t)
             return
         t.reading.add(question)
         t.trace.act = "kb_answer"

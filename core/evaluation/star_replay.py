@@ -377,7 +377,7 @@ class Replay:
         active = state.active_goal
         if active is not None and active.type == sop_id:
             return active
-        waiting = next((state.goals[g] for g in state.goal_stack if state.goals[g].type == sop_id), None)
+        waiting = state.waiting_goal(sop_id)
         if active is not None and _finished(active, self.orch.sops.get(active.type)):
             _finish(ops, state, resume=False)
             if state.active_goal is not None and state.active_goal.type == sop_id:
