@@ -325,9 +325,7 @@ def _commerce(raw: Any, has_inventory: bool, chk: _Checker) -> CommerceDecl | No
         return CommerceDecl() if has_inventory else None
     chk.keys(raw, COMMERCE_KEYS, ("commerce",), "commerce")
     tool = raw.get("search_tool")
-    slots = raw.get("slots") or {}
-    if not isinstance(slots, dict):
-        slots = {}
+    slots = _mapping(raw.get("slots"))
     for role in slots:
         if role not in COMMERCE_ROLES:
             chk.add(("commerce", "slots", str(role)), "warning",

@@ -140,12 +140,14 @@ def recover(root: Path) -> list[str]:
             continue
         if not isinstance(m, dict) or m.get("complete", True):
             continue
-        _restore(root, d, {str(k): bool(v) for k, v in (m.get("files") or {}).items()})
+        files = {str(k): bool(v) for k, v in (m.get("files") or {}).items()}
+        _restore(root, d, files)
+        for rel in files:  # the new versions staged beside them that never got renamed
+            target = root / check_relpath(rel)
+            for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+                tmp.unlink(missing_ok=True)
         shutil.rmtree(d, ignore_errors=True)
         rolled.append(str(m.get("label") or d.name))
-    for tmp in root.rglob(".*.tmp"):  # files staged by a change that never got to rename them
-        if ".state" not in tmp.relative_to(root).parts:
-            tmp.unlink(missing_ok=True)
     return rolled
 
 

@@ -156,7 +156,7 @@ class HttpTool:
         while True:
             if time.monotonic() >= deadline:
                 raise TimeoutError("deadline passed while reading the answer")
-            chunk = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
+            chunk = resp.read1(CHUNK)
             if not chunk:
                 return bytes(out)
             out += chunk

@@ -101,6 +101,8 @@ def test_a_change_killed_between_its_files_is_rolled_back_whole(tmp_path: Path) 
     run = subprocess.run([sys.executable, "-c", KILLED_MIDWAY, str(repo), str(root)], capture_output=True, timeout=60)
     assert run.returncode == -9
     assert snapshot(root) != before  # half of the change landed
+    assert list(root.glob(".store.yaml.*.tmp"))  # the second file was staged, never renamed
     assert recover(root) == ["inventory upload"]
     assert snapshot(root) == before and backups(root) == []  # all of it undone, nothing half-done to undo
+    assert not list(root.glob(".*.tmp"))
     assert recover(root) == []
