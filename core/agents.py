@@ -35,8 +35,6 @@ from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
 
 MAX_ATTEMPTS = 3
-GRACEFUL_END = ("I'm sorry, I wasn't able to complete this request after several tries. "
-                "Please try again later or contact our team and we'll sort it out.")
 
 
 @dataclass
@@ -578,7 +576,7 @@ class SpecialistAgent:
                 return
             what = missing[0].replace("_", " ")
             resp.decisions.append(f"{node.label!r} needs {missing[0]}, which no step asks for: ending gracefully")
-            self._end(goal, None, resp, "failed", f"Sorry, I can't {node.label} without your {what}.")
+            self._end(goal, None, resp, "failed", say("cannot_without", action=node.label, what=what))
             return
         if not self._count_attempt(goal, node, resp):
             return
@@ -638,7 +636,7 @@ class SpecialistAgent:
         n = goal.attempts.get(node.id, 0) + 1
         if n > MAX_ATTEMPTS:
             resp.decisions.append(f"{node.label!r} ran {MAX_ATTEMPTS} times without progress: ending gracefully")
-            self._end(goal, None, resp, "failed", GRACEFUL_END)
+            self._end(goal, None, resp, "failed", say("graceful_end"))
             return False
         goal.attempts[node.id] = n
         return True
@@ -734,7 +732,7 @@ class SpecialistAgent:
         """Paper §3: invalid input -> back to the ask that filled it; other errors -> retry at once."""
         if call.error_kind == "denied":
             resp.decisions.append(f"{call.tool} denied for agent {self.name}: ending gracefully")
-            self._end(goal, None, resp, "failed", "Sorry, I'm not able to do that here.")
+            self._end(goal, None, resp, "failed", say("not_allowed_here"))
             return
         if call.side_effects and call.error_kind == "timeout":  # it may have gone through: never sent twice
             resp.decisions.append(f"{call.tool} changes things and timed out: not tried again, it may have "
@@ -747,7 +745,7 @@ class SpecialistAgent:
                 if goal.attempts.get(node.id, 0) >= MAX_ATTEMPTS:
                     resp.decisions.append(f"{node.label!r} ran {MAX_ATTEMPTS} times without progress: "
                                           "ending gracefully")
-                    self._end(goal, None, resp, "failed", GRACEFUL_END)
+                    self._end(goal, None, resp, "failed", say("graceful_end"))
                     return
                 _clear_from(goal, sop, asker)
                 resp.decisions.append(f"{call.tool} said the input is invalid: back to {asker.label!r}")

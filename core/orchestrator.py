@@ -361,7 +361,7 @@ class Orchestrator:
             if call.ok and render.is_kb_hits(call.result):
                 return render.render_kb_answer(call.result)
         goal = t.state.active_goal
-        return goal.next_question if goal and goal.next_question else "Let me check that and get back to you."
+        return goal.next_question if goal and goal.next_question else self._say(t, "check_back")
 
     def _write_preferences(self, t: Turn, text: str) -> None:
         """Step 9 (just before the commit): write what the turn learned; an empty update is a no-op.

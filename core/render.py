@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeGuard
 
+from core.replies import say
 from core.text import format_money
 
 
@@ -46,7 +47,7 @@ def render_items(items: list[dict[str, Any]], currency: str, short: bool = False
     shown = items[: 1 if short else limit]
     if short:
         return f"My pick: {item_line(shown[0], currency)}."
-    lead = "Here is the best match:" if len(shown) == 1 else f"Here are {_count(len(shown))} good options:"
+    lead = say("best_match") if len(shown) == 1 else say("good_options", count=_count(len(shown)))
     return lead + "\n" + "\n".join(f"- {item_line(i, currency)}" for i in shown)
 
 
@@ -72,7 +73,7 @@ def render_fix(hit: dict[str, Any], subject: str = "", short: bool = False) -> s
     if short:
         steps = steps[:3]
     lines = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
-    return f"Here's what to try{for_what} ({title}):\n{lines}"
+    return say("what_to_try", for_what=for_what, title=title) + "\n" + lines
 
 
 def first_sentences(text: str, n: int = 2) -> str:
