@@ -56,6 +56,7 @@ class AgentRunRequest:
     tool_results: list[ToolCall] = field(default_factory=list)
     turn: int = 0
     others_waiting: bool = False  # another request is waiting on the stack: no "anything else?" offer now
+    language: str = "en"  # the customer's language: the engine's own sentences are said in it
 
 
 @dataclass
@@ -70,6 +71,7 @@ class AgentRunResponse:
     decisions: list[str] = field(default_factory=list)
     asked: bool = False
     path: list[str] = field(default_factory=list)  # ids of the nodes this run visited, in order
+    language: str = "en"  # the language the run's own sentences are said in (the request's)
 
 
 @dataclass(frozen=True)
@@ -396,7 +398,7 @@ class SpecialistAgent:
     def run(self, req: AgentRunRequest) -> AgentRunResponse:
         """Execute steps until the goal needs the customer, needs a tool, or ends."""
         goal, sop = req.goal, req.sop
-        resp = AgentRunResponse()
+        resp = AgentRunResponse(language=req.language)
         if req.tool_results:
             self._apply_results(goal, sop, req, resp)
         steps = 0
@@ -576,7 +578,7 @@ class SpecialistAgent:
                 return
             what = missing[0].replace("_", " ")
             resp.decisions.append(f"{node.label!r} needs {missing[0]}, which no step asks for: ending gracefully")
-            self._end(goal, None, resp, "failed", say("cannot_without", action=node.label, what=what))
+            self._end(goal, None, resp, "failed", say("cannot_without", resp.language, action=node.label, what=what))
             return
         if not self._count_attempt(goal, node, resp):
             return
@@ -636,7 +638,7 @@ class SpecialistAgent:
         n = goal.attempts.get(node.id, 0) + 1
         if n > MAX_ATTEMPTS:
             resp.decisions.append(f"{node.label!r} ran {MAX_ATTEMPTS} times without progress: ending gracefully")
-            self._end(goal, None, resp, "failed", say("graceful_end"))
+            self._end(goal, None, resp, "failed", say("graceful_end", resp.language))
             return False
         goal.attempts[node.id] = n
         return True
@@ -732,12 +734,12 @@ class SpecialistAgent:
         """Paper §3: invalid input -> back to the ask that filled it; other errors -> retry at once."""
         if call.error_kind == "denied":
             resp.decisions.append(f"{call.tool} denied for agent {self.name}: ending gracefully")
-            self._end(goal, None, resp, "failed", say("not_allowed_here"))
+            self._end(goal, None, resp, "failed", say("not_allowed_here", resp.language))
             return
         if call.side_effects and call.error_kind == "timeout":  # it may have gone through: never sent twice
             resp.decisions.append(f"{call.tool} changes things and timed out: not tried again, it may have "
                                   "gone through")
-            self._end(goal, None, resp, "failed", say("side_effect_unsure"))
+            self._end(goal, None, resp, "failed", say("side_effect_unsure", resp.language))
             return
         if call.error_kind == "invalid_input":
             asker = self._asker_for_error(goal, sop, node, call)
@@ -745,12 +747,12 @@ class SpecialistAgent:
                 if goal.attempts.get(node.id, 0) >= MAX_ATTEMPTS:
                     resp.decisions.append(f"{node.label!r} ran {MAX_ATTEMPTS} times without progress: "
                                           "ending gracefully")
-                    self._end(goal, None, resp, "failed", say("graceful_end"))
+                    self._end(goal, None, resp, "failed", say("graceful_end", resp.language))
                     return
                 _clear_from(goal, sop, asker)
                 resp.decisions.append(f"{call.tool} said the input is invalid: back to {asker.label!r}")
-                resp.messages.append(say("tool_rejected", reason=call.public_error) if call.public_error
-                                     else say("tool_rejected_plain"))
+                resp.messages.append(say("tool_rejected", resp.language, reason=call.public_error) if call.public_error
+                                     else say("tool_rejected_plain", resp.language))
                 goal.step = asker.id
                 return
         resp.decisions.append(f"{call.tool} failed ({call.error_kind}): retrying {node.label!r}")

@@ -646,7 +646,8 @@ class CommandProcessor:
         if agent is None:
             t.messages.append(self._say(t, "nobody"))
             return AgentRunResponse(done=True, outcome="failed")
-        req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn, others_waiting=bool(t.state.goal_stack))
+        req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn, others_waiting=bool(t.state.goal_stack),
+                              language=t.reading.language)
         resp = agent.run(req)
         self._collect(t, resp, goal)
         passes = 0
@@ -654,7 +655,7 @@ class CommandProcessor:
             passes += 1
             results = [self._call(t, agent.name, r.tool, r.args) for r in resp.tool_requests]
             resp = agent.run(AgentRunRequest(goal, sop, t.prefs, tool_results=results, turn=t.state.turn,
-                                             others_waiting=req.others_waiting))
+                                             others_waiting=req.others_waiting, language=req.language))
             self._collect(t, resp, goal)
         if resp.tool_requests and not resp.done:
             goal.step = resp.tool_requests[0].node

@@ -162,3 +162,20 @@ def test_a_slow_post_runs_once_with_its_key_and_the_customer_is_told_plainly(ser
     assert "couldn't confirm" in reply and "timed out" not in reply
     trace = orch.last_trace("s")
     assert trace is not None and trace["tool_calls"][0]["side_effects"] and trace["tool_calls"][0]["key"]
+
+
+def test_the_engines_own_sentence_after_a_tool_fault_is_in_the_customers_language(tmp_path: Path) -> None:
+    from core.bench_processes import write_workspace
+    from core.replies import say
+
+    ws = write_workspace(tmp_path / "ws")
+    (ws / "tools.py").write_text("import time\n\ndef open_ticket(issue):\n    time.sleep(1)\n    return {}\n",
+                                 encoding="utf-8")
+    yaml = (ws / "store.yaml").read_text(encoding="utf-8")
+    (ws / "store.yaml").write_text(yaml.replace("    python: tools.py:open_ticket\n",
+                                                "    python: tools.py:open_ticket\n    timeout_s: 0.2\n"),
+                                   encoding="utf-8")
+    orch = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    orch.handle_message("s", "I need to open a ticket")
+    reply = orch.handle_message("s", "เครื่องพิมพ์ชั้นสองกระดาษติด")  # the printer on floor 2 is jammed
+    assert say("side_effect_unsure", "th") in reply and say("side_effect_unsure", "en") not in reply
