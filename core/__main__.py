@@ -186,6 +186,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{n:,} nodes {s:.3f} s" for n, s in times.items()))
         return 0
 
+    if args.kb_megabytes:
+        from core.bench import kb_upload_times
+
+        shown = kb_upload_times(str(_ws(args)), args.kb_megabytes)
+        print(json.dumps(shown) if args.json else
+              f"uploading a {shown['bytes'] / 1e6:.1f} MB KB document ({shown['chunks']} chunks): the upload returned "
+              f"after {shown['upload_returned_s']} s, searchable after {shown['searchable_s']} s; "
+              f"{shown['chat_turns']} chat turns meanwhile: p50 {shown['chat_turn_p50_ms']} ms, "
+              f"max {shown['chat_turn_max_ms']} ms (p50 {shown['quiet_turn_p50_ms']} ms before the upload)")
+        return 0 if shown["saved"] else 1
+
     if args.processes:
         from core.bench_processes import format_result, run_processes
 
@@ -269,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
                             "(errors, lost turns, orphan side effects, throughput; 1 process for comparison)")
     bench.add_argument("--sop-nodes", type=_positive, default=0,
                        help="time compiling JSON SOPs of a tenth of N nodes and of N nodes instead")
+    bench.add_argument("--kb-megabytes", type=float, default=0.0,
+                       help="time uploading a generated KB document of this size in the playground instead "
+                            "(until the upload returns, until it is searchable, chat turns meanwhile)")
     bench.add_argument("--conversations", type=_positive, default=25,
                        help="with --processes: two-turn conversations per worker")
     args = parser.parse_args(argv)

@@ -94,3 +94,77 @@ def compile_times(nodes: int) -> dict[int, float]:
             best = min(best, time.perf_counter() - started)
         out[n] = round(best, 4)
     return out
+
+
+def _generated_document(size: int, seed: int = 11) -> str:
+    """A Markdown help article of about ``size`` bytes: sections of generated sentences (distinct texts)."""
+    import random
+
+    words = ("order parcel refund label warranty battery charger screen cable courier invoice account "
+             "password store voucher exchange repair receipt delivery address payment card size colour "
+             "week day hours team form number box item model manual update setting reset button light").split()
+    rng = random.Random(seed)
+    parts, total, n = ["# Generated help article"], 0, 0
+    while total < size:
+        n += 1
+        section = [f"## Topic {n}: {' '.join(rng.sample(words, 3))}"]
+        for _ in range(3):
+            section.append(" ".join(f"The {rng.choice(words)} {rng.choice(words)} needs a {rng.choice(words)} "
+                                    f"within {rng.randint(2, 90)} days of the {rng.choice(words)}."
+                                    for _ in range(4)))
+        text = "\n\n".join(section)
+        parts.append(text)
+        total += len(text) + 2
+    return "\n\n".join(parts) + "\n"
+
+
+def kb_upload_times(workspace: str, megabytes: float = 2.0) -> dict[str, Any]:
+    """Upload a generated KB document of ``megabytes`` to a copy of ``workspace`` through the playground:
+    seconds until the upload call returns, until the document is searchable, and one chat turn's
+    latency while it is being indexed (nothing cached: a fresh copy and embedding cache)."""
+    import shutil
+    import threading
+
+    from core.playground.service import Playground
+
+    with tempfile.TemporaryDirectory(prefix="sop-bench-kb-") as tmpdir:
+        root = Path(tmpdir) / "ws"
+        shutil.copytree(workspace, root, ignore=shutil.ignore_patterns(".state", ".changes", "__pycache__"))
+        pg = Playground(root)
+        shared_model().embed(["warm up"])
+        doc = _generated_document(int(megabytes * 1_000_000)).encode("utf-8")
+        turn_ms: list[float] = []
+        done = threading.Event()
+
+        def chat(n: int, pause: float) -> None:
+            sid = pg.new_session_id()
+            for _ in range(n):
+                if done.is_set():
+                    return
+                started = time.perf_counter()
+                pg.send(sid, f"How long does a refund take after {len(turn_ms) + 2} days?")  # a new text each time
+                turn_ms.append((time.perf_counter() - started) * 1000)
+                time.sleep(pause)
+
+        chat(10, 0.0)
+        quiet = statistics.median(turn_ms)
+        turn_ms.clear()
+        chat_meanwhile = lambda: chat(20, 0.5)  # noqa: E731
+
+        chatter = threading.Thread(target=chat_meanwhile, daemon=True)
+        started = time.perf_counter()
+        chatter.start()
+        result = pg.upload_kb([("generated-article.md", doc)])
+        returned = time.perf_counter() - started
+        kb_wait = getattr(pg, "wait_for_kb", None)
+        if kb_wait is not None:
+            kb_wait()
+        searchable = time.perf_counter() - started
+        done.set()
+        chatter.join(timeout=60)
+        chunks = sum(d["chunks"] for d in pg.kb_documents() if d["file"] == "kb/generated-article.md")
+        pg.close()
+    return {"bytes": len(doc), "saved": result.saved, "chunks": chunks, "upload_returned_s": round(returned, 2),
+            "searchable_s": round(searchable, 2), "quiet_turn_p50_ms": round(quiet, 1),
+            "chat_turn_p50_ms": round(statistics.median(turn_ms), 1) if turn_ms else None,
+            "chat_turn_max_ms": round(max(turn_ms), 1) if turn_ms else None, "chat_turns": len(turn_ms)}

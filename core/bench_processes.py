@@ -88,6 +88,7 @@ def _worker(args: tuple[str, str, str, int, int, Any, Any]) -> None:
         orch.handle_message(f"warm-up-{worker}", "hello")  # the model loaded before the clock starts
     except Exception as exc:  # noqa: BLE001 - reported, never a hang of the others
         out["error_text"] = f"worker {worker} could not start: {type(exc).__name__}: {exc}"
+        out["errors"] = 2 * conversations  # every turn it was to send
         results.put(out)
         barrier.abort()
         return

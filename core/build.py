@@ -27,7 +27,7 @@ from core.tools.builtin_math import MathTool
 from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
 from core.tools.inventory import Catalog, InventoryTool, load_catalog
-from core.tools.kb import KnowledgeBase, KnowledgeBaseTool
+from core.tools.kb import IndexMode, KnowledgeBase, KnowledgeBaseTool
 from core.workspace import DEFAULT_SEARCH_TOOL, WorkspaceFiles, load_workspace_files, raise_on_errors
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
@@ -55,10 +55,12 @@ def embedder_for(root: Path) -> CachedEmbedder:
 
 
 def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
-                   progress: Progress | None = None) -> Workspace:
+                   progress: Progress | None = None, kb_index: IndexMode = "now") -> Workspace:
     """Load and compile everything in a workspace, collecting problems instead of stopping at the first.
 
-    ``progress`` (optional) is told the fraction done and the stage, for a progress bar.
+    ``progress`` (optional) is told the fraction done and the stage, for a progress bar. ``kb_index``
+    says when the knowledge base is embedded (:class:`core.tools.kb.KnowledgeBase`): now, in the
+    background (its progress in ``kb.status``), or on its first search.
     """
     report = progress or (lambda _f, _s: None)
     report(0.0, "reading store.yaml and gar.csv")
@@ -89,7 +91,7 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     kb = None
     if files.kb_files():
         kb = KnowledgeBase(files.kb_files(), files.root, emb, float(files.config.settings.get("kb_min_score", 0.30)),
-                           progress=lambda f, s: report(0.3 + 0.65 * f, s))
+                           progress=lambda f, s: report(0.3 + 0.65 * f, s), index=kb_index)
         problems += kb.problems
         tools["knowledge_base.search"] = KnowledgeBaseTool(kb)
     for decl in files.config.tools.values():

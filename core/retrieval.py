@@ -109,6 +109,12 @@ class CachedEmbedder:
             return np.zeros((0, DIM), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
+    def cached(self, texts: Sequence[str]) -> list[bool]:
+        """Whether each text's vector is cached already (in memory or on disk): embedding it costs nothing."""
+        keys = [self.key(t) for t in texts]
+        found = self._lookup(keys)
+        return [k in found for k in keys]
+
     def embed_one(self, text: str) -> np.ndarray:
         """One text's vector (1-D)."""
         return self.embed([text])[0]
@@ -213,6 +219,12 @@ class VectorIndex:
         self._index = faiss.IndexFlatIP(vectors.shape[1] if vectors.size else DIM)
         if len(self.payloads):
             self._index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+
+    def add(self, vectors: np.ndarray, payloads: Sequence[object]) -> None:
+        """Append vectors with their payloads (callers that search meanwhile hold their own lock)."""
+        if len(payloads):
+            self._index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+            self.payloads += list(payloads)
 
     def __len__(self) -> int:
         return len(self.payloads)

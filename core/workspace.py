@@ -400,11 +400,14 @@ def load_gar(path: Path) -> tuple[list[GarRow], list[Problem]]:
     if not path.exists():
         return [], [Problem(file, 0, "error", "gar.csv is missing")]
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return [], [Problem(file, 0, "error", f"not UTF-8 text (byte {exc.start})")]
+        text = read_text_file(path, name=file)
+    except WorkspaceError as exc:
+        return [], [Problem(file, exc.location.line if exc.location else 0, "error", exc.message)]
     reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        return [], [Problem(file, 1, "error", f"cannot read the header row: {exc}")]
     if header is None:
         return [], [Problem(file, 1, "error", "gar.csv is empty")]
     header = [h.strip() for h in header]
@@ -415,7 +418,15 @@ def load_gar(path: Path) -> tuple[list[GarRow], list[Problem]]:
     problems: list[Problem] = []
     rows: list[GarRow] = []
     seen: dict[str, int] = {}
-    for lineno, cells in enumerate(reader, start=2):
+    while True:
+        lineno = reader.line_num + 1  # where the row starts (a quoted cell may span lines)
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a cell over the csv module's limit: that row, not the file
+            problems.append(Problem(file, lineno, "error", f"cannot read this row: {exc}"))
+            continue
         if not any(c.strip() for c in cells):
             continue
         rec = dict(zip(header, (c.strip() for c in cells), strict=False))
@@ -459,21 +470,21 @@ def normalise_action(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s-]", " ", text.lower()).split())
 
 
-def read_text_file(path: Path, *, limit: int = MAX_FILE_BYTES) -> str:
-    """Read a user's text file, refusing binary, non-UTF-8 or oversized content with a clear error."""
+def read_text_file(path: Path, *, limit: int = MAX_FILE_BYTES, name: str = "") -> str:
+    """Read a user's text file, refusing binary, non-UTF-8 or oversized content with a clear error
+    (located at ``name``, the file as the user knows it, when given; else the path)."""
+    where = name or str(path)
     size = path.stat().st_size
     if size > limit:
-        raise WorkspaceError(f"file is {size / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB",
-                             Location(str(path)))
+        raise WorkspaceError(f"file is {size / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB", Location(where))
     raw = path.read_bytes()
     if b"\x00" in raw[:8192]:
-        raise WorkspaceError("binary file, expected UTF-8 text", Location(str(path)))
+        raise WorkspaceError("binary file, expected UTF-8 text", Location(where))
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise WorkspaceError(f"not UTF-8 text (bad byte at offset {exc.start})",
-                             Location(str(path), line)) from exc
+        raise WorkspaceError(f"not UTF-8 text (bad byte at offset {exc.start})", Location(where, line)) from exc
 
 
 @dataclass

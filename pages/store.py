@@ -86,9 +86,30 @@ with tab_inv:
                 else:
                     widgets.saved(result, "Inventory")
 
+
+
+_kb_now = pg.kb_status()
+
+
+@st.fragment(run_every=1.0 if _kb_now is not None and not _kb_now["ready"] else None)
+def kb_indexing() -> None:
+    """The knowledge base's indexing progress, refreshed every second until it is finished."""
+    status = pg.kb_status()
+    if status is None:
+        return
+    if status["error"]:
+        st.error(f"Knowledge base {status['error']} (chat answers from {status['indexed']} of {status['total']} "
+                 "chunks; try “Re-index everything”).", icon=":material/error:")
+    elif not status["ready"]:
+        done = status["indexed"] / max(status["total"], 1)
+        st.progress(done, text=f"Indexing the knowledge base: {status['indexed']} of {status['total']} chunks. "
+                               "The chat answers from the chunks indexed so far.")
+
+
 with tab_kb:
     docs = pg.kb_documents()
-    st.caption(f"{len(docs)} documents · {sum(d['chunks'] for d in docs)} chunks indexed with MiniLM + FAISS")
+    st.caption(f"{len(docs)} documents · {sum(d['chunks'] for d in docs)} chunks, indexed with MiniLM + FAISS")
+    kb_indexing()
     for doc in docs:
         a, b, c = st.columns([5, 2, 1])
         a.markdown(f"`{doc['file']}`")
@@ -100,7 +121,7 @@ with tab_kb:
                                 type=[t[1:] for t in KB_TYPES], accept_multiple_files=True, key="kb_upload")
     if kb_files and st.button("Add to knowledge base", type="primary", icon=":material/upload:", key="apply_kb"):
         try:
-            with st.spinner("Checking and indexing…"):
+            with st.spinner("Checking…"):
                 widgets.saved(pg.upload_kb([(f.name, f.getvalue()) for f in kb_files]), "Knowledge base")
         except UserInputError as exc:
             st.error(f"{exc} — nothing was added.", icon=":material/error:")

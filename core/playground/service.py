@@ -135,8 +135,12 @@ class Playground:
 
     # ------------------------------------------------------------------ loading
     def reload(self, progress: Progress | None = None) -> list[Problem]:
-        """Load the workspace from disk again and rebuild the orchestrator (stores are kept)."""
-        ws = load_workspace(self.root, self.embedder, progress)
+        """Load the workspace from disk again and rebuild the orchestrator (stores are kept).
+
+        With ``progress`` (start-up, "re-index everything") the knowledge base is indexed before this
+        returns; without it, in the background (see :meth:`kb_status`), so a change is in use at once.
+        """
+        ws = load_workspace(self.root, self.embedder, progress, kb_index="now" if progress else "background")
         try:
             orch: Orchestrator | None = build_orchestrator(self.root, brain=self.brain, llm=self.llm,
                                                            store=self.store, memory=self.memory, loaded=ws)
@@ -144,8 +148,30 @@ class Playground:
         except UserInputError as exc:
             orch, error = None, str(exc)
         with self._lock:
+            old = getattr(self, "workspace", None)
             self.workspace, self.orch, self.error = ws, orch, error
+        if old is not None and old.kb is not None and old.kb is not ws.kb:
+            old.kb.stop()
         return ws.problems
+
+    def kb_status(self) -> dict[str, Any] | None:
+        """The knowledge base's indexing: chunks indexed and in all, whether it is finished, any error
+        (None when the workspace has no KB)."""
+        kb = self.workspace.kb
+        return kb.status if kb is not None else None
+
+    def _indexed_workspace(self) -> Workspace:
+        """The workspace in use once its knowledge base is whole: tests and evaluations never see the part
+        indexed so far."""
+        ws = self.workspace
+        if ws.kb is not None:
+            ws.kb.wait()
+        return ws
+
+    def wait_for_kb(self, timeout: float | None = None) -> bool:
+        """Wait until the knowledge base is fully indexed (True when it is, or there is none)."""
+        kb = self.workspace.kb
+        return kb is None or kb.wait(timeout)
 
     @property
     def problems(self) -> list[Problem]:
@@ -187,7 +213,7 @@ class Playground:
             loaded: list[Workspace] = []
 
             def lint(stage: Path) -> list[Problem]:
-                loaded.append(load_workspace(stage, self.embedder))
+                loaded.append(load_workspace(stage, self.embedder, kb_index="lazy"))
                 return loaded[-1].problems
 
             gate = self._test_gate(change, tests, loaded) if tests != "skip" else None
@@ -219,6 +245,8 @@ class Playground:
         return gate
 
     def _run_on(self, workspace: Workspace, files: list[Path]) -> list[FileResult]:
+        if workspace.kb is not None:
+            workspace.kb.wait()  # a test sees the whole knowledge base, never the part indexed so far
         cache = WorkspaceCache()
         cache.put(self.root, workspace)
         return [run_file(path, self.root, cache) for path in files]
@@ -438,7 +466,7 @@ class Playground:
         """Lint the workspace as if ``source`` were saved as ``sops/<name>`` (nothing is written)."""
         rel = f"sops/{_sop_name(name)}"
         with staged(self.root, ChangeSet("check").put(rel, source)) as stage:
-            ws = load_workspace(stage, self.embedder)
+            ws = load_workspace(stage, self.embedder, kb_index="lazy")
         mine = [p for p in ws.problems if p.file == rel or p.file == "sops"]
         others = {(p.file, p.message) for p in self.problems}
         mine += [p for p in errors(ws.problems) if p.file != rel and (p.file, p.message) not in others]
@@ -740,8 +768,10 @@ class Playground:
 
     def run_tests(self, files: list[Path], progress: Progress | None = None) -> list[FileResult]:
         """Run conversation files on fresh temporary stores, with this workspace as loaded now."""
+        if progress is not None and not self.wait_for_kb(0):
+            progress(0.0, "waiting for the knowledge base to be indexed")
         cache = WorkspaceCache()
-        cache.put(self.root, self.workspace)
+        cache.put(self.root, self._indexed_workspace())
         out = []
         for i, path in enumerate(files):
             if progress is not None:
@@ -773,7 +803,7 @@ class Playground:
         spec = chat_spec(name, traces, external=external, customer_id=state.customer_id if state else "",
                          workspace=os.path.relpath(self.root, path.parent))
         cache = WorkspaceCache()
-        cache.put(self.root, self.workspace)
+        cache.put(self.root, self._indexed_workspace())
         first = run_spec(spec, path, self.root, cache)
         if first.error:
             raise UserInputError(f"the chat could not be replayed as a test: {first.error}")
@@ -788,10 +818,12 @@ class Playground:
         report_progress = (lambda done, total: progress(done / total, f"session {done} of {total}")) \
             if progress is not None else None
         return run_synthetic(self.root, sessions=sessions, seed=seed, brain=self.brain, progress=report_progress,
-                             embedder=self.embedder, loaded=self.workspace)
+                             embedder=self.embedder, loaded=self._indexed_workspace())
 
     def close(self) -> None:
-        """Close the stores."""
+        """Stop indexing and close the stores."""
+        if self.workspace.kb is not None:
+            self.workspace.kb.stop()
         self.store.close()
         self.memory.close()
 

@@ -40,20 +40,32 @@ class LocalSessionLocks:
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
+        self._locks: dict[str, tuple[threading.Lock, list[int]]] = {}  # the lock and how many turns use it
 
     @contextmanager
     def hold(self, session_id: str, wait_s: float) -> Iterator[float]:
         """Hold the session's lock for the body; yields the seconds waited for it."""
         with self._guard:
-            lock = self._locks.setdefault(session_id, threading.Lock())
-        started = time.monotonic()
-        if not lock.acquire(timeout=max(0.0, wait_s)):
-            raise SessionBusyError(session_id, wait_s)
+            lock, users = self._locks.setdefault(session_id, (threading.Lock(), [0]))
+            users[0] += 1
         try:
-            yield time.monotonic() - started
+            started = time.monotonic()
+            if not lock.acquire(timeout=max(0.0, wait_s)):
+                raise SessionBusyError(session_id, wait_s)
+            try:
+                yield time.monotonic() - started
+            finally:
+                lock.release()
         finally:
-            lock.release()
+            with self._guard:
+                users[0] -= 1
+
+    def remove(self, session_id: str, wait_s: float = 5.0) -> None:
+        """Forget a deleted session's lock unless a turn is using or waiting for it."""
+        with self._guard:
+            entry = self._locks.get(session_id)
+            if entry is not None and entry[1][0] == 0:
+                del self._locks[session_id]
 
 
 class FileSessionLocks:
@@ -80,22 +92,50 @@ class FileSessionLocks:
                 yield waited
             return
         started = time.monotonic()
-        fd = os.open(self.path(session_id), os.O_RDWR | os.O_CREAT, 0o600)
+        fd = self._acquire(session_id, wait_s, started)
         try:
-            pause = FIRST_PAUSE_S
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    left = wait_s - (time.monotonic() - started)
-                    if left <= 0:
-                        raise SessionBusyError(session_id, wait_s) from None
-                    time.sleep(min(left, pause * (0.5 + random.random())))  # noqa: S311 - jitter, not secrecy
-                    pause = min(LONGEST_PAUSE_S, pause * 2)
-            try:
-                yield time.monotonic() - started
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            yield time.monotonic() - started
         finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _acquire(self, session_id: str, wait_s: float, started: float) -> int:
+        """An open, locked descriptor of the session's current lock file (waiting with backoff)."""
+        path = self.path(session_id)
+        pause = FIRST_PAUSE_S
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                left = wait_s - (time.monotonic() - started)
+                if left <= 0:
+                    raise SessionBusyError(session_id, wait_s) from None
+                time.sleep(min(left, pause * (0.5 + random.random())))  # noqa: S311 - jitter, not secrecy
+                pause = min(LONGEST_PAUSE_S, pause * 2)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            try:  # the file may have been removed (its session deleted) while we waited: lock the new one
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return fd
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def remove(self, session_id: str, wait_s: float = 5.0) -> None:
+        """Remove a deleted session's lock file, under its lock, so no turn is holding it; a turn that
+        opened the old file before it went notices and locks a fresh one."""
+        if self._local is not None:  # pragma: no cover - no flock on this system
+            self._local.remove(session_id)
+            return
+        fd = self._acquire(session_id, wait_s, time.monotonic())
+        try:
+            self.path(session_id).unlink(missing_ok=True)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)

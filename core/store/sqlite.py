@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -13,10 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.errors import EngineError, StateConflictError
+from core.errors import EngineError, SessionBusyError, StateConflictError
 from core.models import SCHEMA_VERSION, SessionState, Trace, utcnow
 from core.store.base import check_save_arguments
 from core.store.locks import FileSessionLocks, LocalSessionLocks
+
+log = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
@@ -189,6 +192,10 @@ class SqliteStateStore:
             conn.execute("DELETE FROM side_effects WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM traces WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+        try:
+            self._turns.remove(session_id)
+        except SessionBusyError:  # a turn of the deleted session still runs: its lock file stays, harmless
+            log.info("lock of deleted session %s kept: a turn holds it", session_id)
 
     def close(self) -> None:
         """Close the connection; later calls raise EngineError, a second close is harmless."""

@@ -76,7 +76,7 @@ def read_table(source: str, root: Path, sheet: str = "") -> pd.DataFrame:
             return pd.read_excel(path, sheet_name=sheet or 0, dtype=str, nrows=MAX_ROWS).fillna("")
         except Exception as exc:  # noqa: BLE001
             raise WorkspaceError(f"cannot read the spreadsheet: {exc}", Location(source)) from exc
-    text = read_text_file(path)
+    text = read_text_file(path, name=source)
     try:
         import io
 

@@ -132,7 +132,7 @@ def test_kb_upload_is_indexed_and_searchable_and_deletable(pg: Playground) -> No
     assert result.saved
     refs = {d["file"]: d["chunks"] for d in pg.kb_documents()}
     assert refs["kb/returns.md"] == 1 and refs["kb/Warranty.md"] == 1
-    assert pg.workspace.kb is not None
+    assert pg.workspace.kb is not None and pg.wait_for_kb(60)
     assert pg.workspace.kb.search("how long does a warranty claim take")[0]["ref"] == "kb/Warranty.md"
     assert pg.delete_kb("kb/returns.md").saved and "kb/returns.md" not in {d["file"] for d in pg.kb_documents()}
     with pytest.raises(UserInputError):

@@ -72,6 +72,52 @@ def test_a_killed_holder_never_leaves_the_session_locked(tmp_path: Path) -> None
             holder.stdout.close()
 
 
+def test_a_deleted_sessions_lock_file_goes_and_a_turn_waiting_on_it_still_excludes_the_next(tmp_path: Path) -> None:
+    store = open_state_store(f"sqlite:///{tmp_path / 'sessions.sqlite'}")
+    locks = FileSessionLocks(tmp_path / "sessions.sqlite.locks")
+    with store.session_lock("gone", 1.0):
+        pass
+    assert locks.path("gone").exists()
+    store.delete_session("gone")
+    assert not locks.path("gone").exists()  # deleting sessions leaves no lock files behind
+
+    inside: list[str] = []
+    overlaps: list[list[str]] = []
+    first_in = threading.Event()
+    release = threading.Event()
+
+    def holder() -> None:
+        with locks.hold("s1", 5.0):
+            inside.append("holder")
+            first_in.set()
+            release.wait(5)
+            inside.remove("holder")
+
+    def waiter() -> None:  # opened the file before it was removed, and locks it after
+        with locks.hold("s1", 5.0):
+            inside.append("waiter")
+            if inside != ["waiter"]:
+                overlaps.append(list(inside))
+            time.sleep(0.1)
+            inside.remove("waiter")
+
+    threads = [threading.Thread(target=holder)]
+    threads[0].start()
+    first_in.wait(2)
+    threads.append(threading.Thread(target=waiter))
+    threads[1].start()
+    time.sleep(0.05)
+    remover = threading.Thread(target=lambda: locks.remove("s1"))
+    remover.start()
+    release.set()
+    for t in [*threads, remover]:
+        t.join(10)
+    with locks.hold("s1", 1.0):  # a newcomer gets a fresh file and is alone
+        assert inside == []
+    assert overlaps == [] and not any(t.is_alive() for t in threads)
+    store.close()
+
+
 def test_a_message_that_cannot_wait_gets_a_polite_sentence_and_an_incident(tmp_path: Path) -> None:
     ws = write_workspace(tmp_path / "ws")
     store = open_state_store(f"sqlite:///{tmp_path}/s.sqlite")
