@@ -133,8 +133,8 @@ queries = st.dictionaries(st.sampled_from(InventoryTool.PARAMS), st.none() | st.
 
 @FUZZ
 @given(inventory_headers, st.lists(st.lists(inventory_cells, max_size=7), max_size=6), queries)
-def test_any_inventory_file_loads_or_names_itself_and_any_query_runs(tmp_path: Path, header: list[str],
-                                                                     rows: list[list[str]], query: dict[str, Any]) -> None:
+def test_any_inventory_file_loads_or_names_itself_and_any_query_runs(
+        tmp_path: Path, header: list[str], rows: list[list[str]], query: dict[str, Any]) -> None:
     (tmp_path / "items.csv").write_text(to_csv(header, rows), encoding="utf-8")
     columns = {"name": "name", "price": "price", "stock": "stock", "category": "category", "brand": "brand"}
     try:
