@@ -94,7 +94,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     else:
         for p in problems:
             print(p)
-        print(f"{len(errors(problems))} error(s), {len(problems) - len(errors(problems))} warning(s); "
+        count = {k: sum(p.severity == k for p in problems) for k in ("error", "warning", "info")}
+        print(f"{count['error']} error(s), {count['warning']} warning(s), {count['info']} info line(s); "
               f"{len(ws.sops)} SOP(s) compiled")
     return 1 if errors(problems) else 0
 
@@ -102,6 +103,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     if args.evaluation == "star":
         return cmd_eval_star(args)
+    if args.evaluation == "kb":
+        return cmd_eval_kb(args)
     from core.evaluation.synthetic import format_report, run_synthetic
 
     def progress(done: int, total: int) -> None:
@@ -114,6 +117,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         print(format_report(report, failures=args.failures))
     return 1 if report.accuracy < args.min_accuracy else 0
+
+
+def cmd_eval_kb(args: argparse.Namespace) -> int:
+    from core.evaluation.kb import evaluate_kb, format_kb_report
+
+    reports = [evaluate_kb(Path(f)) for f in args.files]
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=2))
+    else:
+        print("\n".join(format_kb_report(r) for r in reports))
+    return 1 if any(r.top1_rate < args.min_top1 for r in reports) else 0
 
 
 def cmd_eval_star(args: argparse.Namespace) -> int:
@@ -250,6 +264,13 @@ def main(argv: list[str] | None = None) -> int:
     synthetic.add_argument("--min-accuracy", type=float, default=0.0,
                            help="exit with code 1 when the state-decision accuracy is below this (0-1)")
     synthetic.add_argument("--failures", type=int, default=10, help="how many failed sessions to print (default 10)")
+    kb_eval = kinds.add_parser("kb", help="does the knowledge base answer questions with the right passage (top-1, "
+                                          "top-3)")
+    kb_eval.add_argument("files", nargs="+", help="question files (workspace: + questions: [{q, expect}])")
+    kb_eval.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    kb_eval.set_defaults(workspace=None)
+    kb_eval.add_argument("--min-top1", type=float, default=0.0,
+                         help="exit with code 1 when a file's top-1 rate is below this (0-1)")
     star = kinds.add_parser("star", help="replay STAR's human conversations, next-action accuracy and weighted F1")
     star.add_argument("folder", help="a STAR folder (tasks/, apis/, dialogues/)")
     star.add_argument("--json", action="store_true", help="machine-readable report on stdout")

@@ -772,7 +772,7 @@ class SpecialistAgent:
             goal.slots["answer_sent"] = True
             subject = next((goal.slots[n] for n, st in self.types(sop).items() if st.kind == "model"
                             and isinstance(goal.slots.get(n), str)), "")  # "what to try for your Dell XPS 13"
-            return render.render_fix(obs[0], subject, short=short)
+            return render.render_fix(obs, subject, short=short)
         facts: dict[str, Any] = {}  # what the goal's tools returned so far, latest first to win
         for entry in goal.memory:
             if entry.feedback == "success" and isinstance(entry.observation, dict):

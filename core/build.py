@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from core.memory import PreferenceMemory, open_preference_memory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
 from core.retrieval import CachedEmbedder, Progress, SharedModel
-from core.slots import SlotType, Vocabulary, infer_type, listed_options
+from core.slots import SlotType, Vocabulary, declared_type, infer_type, listed_options, type_label, type_problem
 from core.sop import Sop, load_sops
 from core.store import StateStore, open_state_store
 from core.tools.builtin_math import MathTool
@@ -28,7 +28,7 @@ from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
 from core.tools.inventory import Catalog, InventoryTool, load_catalog
 from core.tools.kb import IndexMode, KnowledgeBase, KnowledgeBaseTool
-from core.workspace import DEFAULT_SEARCH_TOOL, WorkspaceFiles, load_workspace_files, raise_on_errors
+from core.workspace import DEFAULT_SEARCH_TOOL, Param, WorkspaceFiles, load_workspace_files, raise_on_errors
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
 """The brains this build can run (``build_orchestrator(brain=...)``); "llm" and "hybrid" need an LLM endpoint."""
@@ -46,6 +46,7 @@ class Workspace:
     vocab: Vocabulary
     embedder: CachedEmbedder
     problems: list[Problem]
+    types: dict[str, dict[str, SlotType]] = field(default_factory=dict)  # per SOP, each slot's type
 
 
 def embedder_for(root: Path) -> CachedEmbedder:
@@ -102,8 +103,61 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     problems += _cross_checks(files, sops, tools)
     vocab = Vocabulary(catalog.categories if catalog else [], catalog.brands if catalog else [],
                        sorted(catalog.feature_words()) if catalog else [])
+    columns = catalog.column_values(files.config.inventory.columns if files.config.inventory else None) \
+        if catalog else None
+    problems += _type_checks(files, sops, columns)
+    types = slot_types(sops, vocab, files.config.home_region, _gar_asks(files), _gar_types(files, columns), columns)
+    problems += _inferred_types(sops, types)
     report(1.0, "ready")
-    return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems)
+    return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types)
+
+
+def _gar_types(files: WorkspaceFiles, columns: dict[str, list[str]] | None) -> dict[str, tuple[str, str]]:
+    """Slot types gar.csv declares (``order_id:id``): name -> (type, where), the first usable one."""
+    out: dict[str, tuple[str, str]] = {}
+    for row in files.gar:
+        for p in row.params:
+            if p.type and not type_problem(p.type, columns):
+                out.setdefault(p.name, (p.type, f"gar.csv:{row.line}"))
+    return out
+
+
+def _type_checks(files: WorkspaceFiles, sops: list[Sop], columns: dict[str, list[str]] | None) -> list[Problem]:
+    """Declared slot types that cannot be used (an inventory column that does not exist, an unknown type in
+    an SOP's ``slots:``), and one slot declared as two different types in gar.csv."""
+    out: list[Problem] = []
+    first: dict[str, tuple[str, int]] = {}
+    for row in files.gar:
+        for p in row.params:
+            if not p.type:
+                continue
+            why = type_problem(p.type, columns or {})
+            if why and p.type.lower().startswith("column"):  # other bad types are reported with gar.csv itself
+                out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: slot {p.name!r}: {why}"))
+            seen = first.setdefault(p.name, (p.type, row.line))
+            if seen[0].replace(" ", "") != p.type.replace(" ", ""):
+                out.append(Problem("gar.csv", row.line, "warning", f"slot {p.name!r} is declared {p.type!r} here "
+                                   f"and {seen[0]!r} on line {seen[1]}; the first declaration is used"))
+    for sop in sops:
+        for name, spec in sop.slots.items():
+            why = type_problem(spec, columns or {})
+            if why:
+                out.append(Problem(sop.file, sop.slots_line, "error", f"slots: {name!r}: {why}"))
+    return out
+
+
+def _inferred_types(sops: list[Sop], types: dict[str, dict[str, SlotType]]) -> list[Problem]:
+    """An info line for every slot whose type was inferred, not declared: what it was read as and why."""
+    out: list[Problem] = []
+    for sop in sops:
+        for name, st in types.get(sop.id, {}).items():
+            if st.declared:
+                continue
+            line = next((n.line for n in sop.nodes.values() if any(p.name == name for p in n.fills + n.params)), 0)
+            out.append(Problem(sop.file, line, "info",
+                               f"slot {name!r} is read as {type_label(st)} ({st.origin}); declare it to change "
+                               f"that: {name}:<type> in gar.csv params or slots: {{{name}: <type>}} in the SOP"))
+    return out
 
 
 def _find_step(sops: list[Sop], text: str) -> tuple[str, int]:
@@ -167,24 +221,46 @@ def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str
     return {fixing[0]: titles} if titles else {}
 
 
-def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "",
-               asks: dict[str, str] | None = None) -> dict[str, dict[str, SlotType]]:
-    """Each SOP's slot types, inferred from names and GAR/SOP text.
+def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[str, str] | None = None,
+               declared: dict[str, tuple[str, str]] | None = None,
+               columns: dict[str, list[str]] | None = None) -> dict[str, dict[str, SlotType]]:
+    """Each SOP's slot types: as declared (the SOP's ``slots:``, then the gar.csv param the step uses, then
+    any gar.csv param of that name: ``declared``), else inferred from names and GAR/SOP text.
 
     The ask that fills a slot defines it (its metadata says what a valid answer is). A slot that only
     a tool of the SOP uses is defined by a GAR ask row that fills it, when the GAR has one (``asks``:
-    slot name -> that row's metadata), else typed from its name.
+    slot name -> that row's metadata), else typed from its name. Each type says where it comes from
+    (``origin``), for lint and the studio.
     """
     asks = asks or {}
+    declared = declared or {}
     out: dict[str, dict[str, SlotType]] = {}
     for sop in sops:
         types: dict[str, SlotType] = {}
+
+        def typed(param: Param, expects: str, gar_line: int, sop: Sop = sop) -> SlotType:
+            if param.name in sop.slots and not type_problem(sop.slots[param.name], columns):
+                spec, origin = sop.slots[param.name], f"declared in {sop.file}:{sop.slots_line}"
+            elif param.type and not type_problem(param.type, columns):
+                spec, origin = param.type, f"declared in gar.csv:{gar_line}"
+            elif param.name in declared:
+                spec, origin = declared[param.name][0], f"declared in {declared[param.name][1]}"
+            else:
+                st = infer_type(param.name, expects, vocab)
+                st.origin = f"inferred from {expects!r}" if expects.strip() else "inferred from its name"
+                return st
+            st = declared_type(param.name, spec, expects, vocab, columns)
+            st.origin = origin
+            return st
+
         for node in sop.nodes.values():
             for p in node.fills:
-                types.setdefault(p.name, infer_type(p.name, node.expects or node.text, vocab))
+                if p.name not in types:
+                    types[p.name] = typed(p, node.expects or node.text, node.gar.line if node.gar else 0)
         for node in sop.nodes.values():
             for p in node.params:
-                types.setdefault(p.name, infer_type(p.name, asks.get(p.name, ""), vocab))
+                if p.name not in types:
+                    types[p.name] = typed(p, asks.get(p.name, ""), node.gar.line if node.gar else 0)
         for st in types.values():
             st.region = region if st.kind in ("phone", "date") else ""
         out[sop.id] = types
@@ -193,8 +269,12 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "",
 
 def gar_asks(ws: Workspace) -> dict[str, str]:
     """What a valid value of each slot a GAR ask row fills looks like (the row's metadata)."""
+    return _gar_asks(ws.files)
+
+
+def _gar_asks(files: WorkspaceFiles) -> dict[str, str]:
     out: dict[str, str] = {}
-    for r in ws.files.gar:
+    for r in files.gar:
         if r.has("ask_user_input") and r.metadata:
             for p in r.params:
                 out.setdefault(p.name, r.metadata)
@@ -247,7 +327,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
         extra[sop_id] = [*extra.get(sop_id, []), *phrases]
     rule = RuleBrain(ws.embedder, ws.sops, lexicon, extra)
-    types = slot_types(ws.sops, ws.vocab, cfg.home_region, gar_asks(ws))
+    types = ws.types or slot_types(ws.sops, ws.vocab, cfg.home_region, gar_asks(ws))
     sop_agent = {}
     for sop in ws.sops:
         decl = cfg.agent_for(sop.id, sop.agent)

@@ -12,7 +12,7 @@ class Problem:
 
     file: str
     line: int
-    severity: Literal["error", "warning"]
+    severity: Literal["error", "warning", "info"]  # info: how something was read (an inferred slot type)
     message: str
     column: int = 0
     unknown_action: str = ""  # a text SOP step no GAR row matches (the studio offers to add it)

@@ -63,13 +63,17 @@ def kb_steps(snippet: str) -> list[str]:
     return [m.group(2).strip() for line in snippet.splitlines() if (m := STEP.match(line))]
 
 
-def render_fix(hit: dict[str, Any], subject: str = "", short: bool = False) -> str:
-    """A step-by-step fix from the best KB hit (its file stays in the trace: customers never see paths)."""
-    steps = kb_steps(str(hit.get("snippet", "")))
+def render_fix(hits: list[dict[str, Any]], subject: str = "", short: bool = False) -> str:
+    """A step-by-step fix: the procedure of the best hit that belongs to one (its file stays in the trace:
+    customers never see paths), else the best passage."""
+    for hit in hits:
+        steps = kb_steps(str(hit.get("procedure") or hit.get("snippet", "")))
+        if len(steps) >= 2:
+            break
+    else:
+        return first_sentences(str(hits[0].get("snippet", "")), 3)
     title = str(hit.get("title", "")).strip()
     for_what = f" for your {subject}" if subject else ""
-    if not steps:
-        return first_sentences(str(hit.get("snippet", "")), 3)
     if short:
         steps = steps[:3]
     lines = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
@@ -83,17 +87,35 @@ def first_sentences(text: str, n: int = 2) -> str:
     return " ".join(parts[:n]).strip()
 
 
+CLOSE_SCORES = 0.1  # passages scored this close to the best answer the question together
+
+
 def render_kb_answer(hits: list[dict[str, Any]]) -> str:
-    """A short answer to a doubt from the best KB hit (no file path: the trace has the source)."""
+    """The answer to a question from the best KB passages (no file path: the trace has the source).
+
+    A passage clearly ahead of the others answers alone. When the best passages score close together
+    and come from one section, the question is about that section ("what is your return policy?"):
+    the section's first passage and those answer together, in the article's order; steps of one
+    procedure answer as the procedure.
+    """
     hit = hits[0]
+    together = [h for h in hits[:3] if h.get("ref") == hit.get("ref")
+                and float(hit.get("score", 0)) - float(h.get("score", 0)) <= CLOSE_SCORES]
+    procedure = str(hit.get("procedure", ""))
+    if procedure and len([h for h in together if h.get("procedure") == procedure]) >= 2:
+        steps = kb_steps(procedure)
+        return f"{hit.get('title')}:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
+    if len(together) >= 2 and not procedure:
+        ordered = sorted((h for h in together if not h.get("procedure")), key=lambda h: int(h.get("order", 0)))
+        texts = [str(h.get("snippet", "")) for h in ordered]
+        lead = next((str(h["lead"]) for h in ordered if h.get("lead")), "")
+        if lead and lead not in texts:
+            texts.insert(0, lead)
+        return " ".join(first_sentences(t, 2) for t in texts)
     steps = kb_steps(str(hit.get("snippet", "")))
     if steps:
-        body = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
-        return f"{hit.get('title')}:\n{body}"
-    snippet = str(hit.get("snippet", ""))
-    bullets = [re.sub(r"^[-*]\s+", "", ln).strip() for ln in snippet.splitlines() if re.match(r"^\s*[-*]\s", ln)]
-    body = " ".join(bullets[:4]) if bullets else first_sentences(snippet, 3)
-    return body
+        return steps[0]
+    return first_sentences(str(hit.get("snippet", "")), 4)
 
 
 def render_record(obs: dict[str, Any]) -> str:

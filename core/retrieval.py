@@ -229,6 +229,17 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self.payloads)
 
+    def nearest(self, query: np.ndarray, k: int = 5) -> list[tuple[float, int]]:
+        """The k best (score, position) pairs, best first."""
+        if not self.payloads:
+            return []
+        scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), min(k, len(self.payloads)))
+        return [(float(s), int(i)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+
+    def score(self, query: np.ndarray, position: int) -> float:
+        """The query's score against the vector at ``position``."""
+        return float(np.dot(self._index.reconstruct(position), query.reshape(-1)))
+
     def search(self, query: np.ndarray, k: int = 5) -> list[tuple[float, object]]:
         """The k best (score, payload) pairs, best first."""
         if not self.payloads:
@@ -236,3 +247,57 @@ class VectorIndex:
         k = min(k, len(self.payloads))
         scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), k)
         return [(float(s), self.payloads[int(i)]) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+
+
+class LexicalIndex:
+    """Okapi BM25 over word stems, beside the vectors: the words a question shares with a passage
+    ("warranty claim", "graphics driver") count even where the embedding ranks a neighbour first."""
+
+    K1 = 1.2
+    B = 0.75
+
+    def __init__(self) -> None:
+        self._postings: dict[str, list[tuple[int, int]]] = {}  # term -> (passage, count)
+        self._sizes: list[int] = []
+
+    @staticmethod
+    def terms(text: str) -> list[str]:
+        """Content-word stems and each pair of neighbours ("graphic_driver"): a phrase the question shares
+        with a passage counts more than its words scattered."""
+        from core.text import stem, tokens
+
+        stems = [stem(w) for w in tokens(text)]
+        return stems + [f"{a}_{b}" for a, b in zip(stems, stems[1:], strict=False)]
+
+    def add(self, texts: Sequence[str]) -> None:
+        for text in texts:
+            counts: dict[str, int] = {}
+            for term in self.terms(text):
+                counts[term] = counts.get(term, 0) + 1
+            for term, count in counts.items():
+                self._postings.setdefault(term, []).append((len(self._sizes), count))
+            self._sizes.append(sum(counts.values()))
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def scores(self, query: str) -> dict[int, float]:
+        """Each matching passage's BM25 score divided by the most any passage could score for this query
+        (0-1: how much of the question's rare words the passage has)."""
+        import math
+
+        n = len(self._sizes)
+        if not n:
+            return {}
+        avg = sum(self._sizes) / n or 1.0
+        idf = {t: math.log(1 + (n - len(self._postings[t]) + 0.5) / (len(self._postings[t]) + 0.5))
+               for t in set(self.terms(query)) if t in self._postings}
+        best = sum(idf.values()) * (self.K1 + 1)
+        out: dict[int, float] = {}
+        if best <= 0:
+            return out
+        for term, weight in idf.items():
+            for i, tf in self._postings[term]:
+                norm = tf + self.K1 * (1 - self.B + self.B * self._sizes[i] / avg)
+                out[i] = out.get(i, 0.0) + weight * tf * (self.K1 + 1) / norm / best
+        return out

@@ -41,6 +41,8 @@ class SlotType:
     high: float | None = None
     unit: str = ""  # what a number counts ("how many people"): "12 people" gives it unasked
     region: str = ""  # a phone number's home region and how dates are written there (ISO country code)
+    declared: str = ""  # the type as its author declared it (gar.csv params, the SOP's slots); "" when inferred
+    origin: str = ""  # where it was declared, or the words it was inferred from (for lint and the studio)
 
 
 @dataclass
@@ -281,8 +283,12 @@ def _boolean(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -
 def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     if not asked:
         return None
-    found = re.findall(r"(?<!\w)\d+(?!\w)", msg)
-    for f in found:
+    singles = re.findall(r"(?<!\w)\d+(?!\w)", msg)
+    # a code written in groups ("4111 1111 1111 1111", "123-456") is one value, its separators dropped
+    runs = [m.group(0).split() if " " in m.group(0) else m.group(0).split("-")
+            for m in re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg)]
+    grouped = ["".join(r) for r in runs if all(len(g) >= 3 for g in r) or st.digits]
+    for f in [*grouped, *singles]:
         if not st.digits or len(f) == st.digits:
             return f
     return None
@@ -780,3 +786,93 @@ def cut_at_labels(answer: str, label_words: set[str]) -> str:
     head = re.sub(r"(?:[\s,;.]|\b(?:and|but|also|my|the|is|was)\b)*$", "", answer[: min(hits)], flags=re.I)
     return head.strip() if [w for w in T.tokens(head) if w not in PRONOUNS] else ""
 
+
+
+# ---------------------------------------------------------------------------------------------- declared types
+SLOT_TYPES: dict[str, str] = {
+    "text": "a short text, taken as written",
+    "free_text": "the customer's own description of something (an opening message can give it)",
+    "name": "a person's name",
+    "username": "one word naming an account (a login, a handle)",
+    "email": "an email address",
+    "phone": "a phone number (read in the store's region)",
+    "number": "a number (a count, a quantity)",
+    "money": "an amount of money in the store's currency",
+    "date": "a date (today, next Friday, 3 May)",
+    "yes_no": "a yes or a no",
+    "code": "a numeric code; code(6) for exactly six digits",
+    "id": "an order, account or ticket id; id(ORD-XXXX) for ids shaped like the example",
+    "order_id": "the same as id",
+    "account_id": "the same as id",
+    "choice": "one of the items the agent has just offered",
+    "category": "one of the inventory's categories",
+    "brand": "one of the inventory's brands",
+    "model": "a product model (a brand and model name)",
+    "one_of": "one of listed values: one_of(small, medium, large)",
+    "column": "one of the values of an inventory column: column(Colour)",
+}
+TYPE_SPEC = re.compile(r"^\s*([a-z_]+)\s*(?:\((.*)\))?\s*$", re.I | re.S)
+
+
+def type_problem(spec: str, columns: dict[str, list[str]] | None = None) -> str:
+    """Why a declared slot type cannot be used ('' when it can)."""
+    m = TYPE_SPEC.match(spec or "")
+    if m is None or m.group(1).lower() not in SLOT_TYPES:
+        return f"unknown slot type {spec!r}; use one of {', '.join(SLOT_TYPES)}"
+    kind, arg = m.group(1).lower(), (m.group(2) or "").strip()
+    if kind == "one_of" and len([v for v in arg.split(",") if v.strip()]) < 2:
+        return f"{spec!r}: one_of needs two or more values, e.g. one_of(small, medium, large)"
+    if kind == "code" and arg and not arg.isdigit():
+        return f"{spec!r}: code takes the number of digits, e.g. code(6)"
+    if kind == "column":
+        if not arg:
+            return f"{spec!r}: column needs the inventory column, e.g. column(Colour)"
+        if columns is not None and arg not in columns:
+            have = ", ".join(columns) or "none: the workspace has no inventory"
+            return f"{spec!r}: the inventory has no column {arg!r} (its columns: {have})"
+    if arg and kind not in ("one_of", "code", "column", "id", "order_id", "account_id"):
+        return f"{spec!r}: {kind} takes no value in brackets"
+    return ""
+
+
+def declared_type(name: str, spec: str, expects: str, vocab: Vocabulary,
+                  columns: dict[str, list[str]] | None = None) -> SlotType:
+    """The slot type an author declared (``spec`` as written in gar.csv or the SOP; checked by
+    :func:`type_problem` first). The description of a valid answer still gives the details the type
+    leaves open (an id's example, a code's length)."""
+    m = TYPE_SPEC.match(spec)
+    assert m is not None, spec
+    kind, arg = m.group(1).lower(), (m.group(2) or "").strip()
+    if kind == "one_of":
+        st = SlotType(name, "option", vocab=[v.strip() for v in arg.split(",") if v.strip()])
+    elif kind == "column":
+        st = SlotType(name, "option", vocab=list((columns or {}).get(arg, [])))
+    elif kind in ("id", "order_id", "account_id"):
+        found = re.search(r"\blike\s+([A-Z][\w-]+)", expects)
+        example = arg or (found.group(1) if found else "")
+        st = SlotType(name, "id", pattern=_id_pattern(f"like {arg}" if arg else expects), example=example)
+    elif kind == "code":
+        size = int(arg) if arg else int((re.search(r"(\d+)[- ]digit", expects.lower()) or [0, 0])[1])
+        st = SlotType(name, "digits", digits=size)
+    elif kind == "phone":
+        st = SlotType(name, "phone", digits=int((re.search(r"(\d+)[- ]digit", expects.lower()) or [0, 0])[1]))
+    elif kind in ("category", "brand", "model"):
+        st = SlotType(name, kind, vocab=vocab.categories if kind == "category" else vocab.brands)
+    else:
+        base = {"free_text": "text", "name": "text", "username": "text", "yes_no": "boolean"}.get(kind, kind)
+        st = SlotType(name, base, describes=kind == "free_text", person=kind == "name", handle=kind == "username")
+        if base == "number":
+            st = _refine(st, name.lower().replace("_", " "), expects)
+    st.declared = spec.strip()
+    return st
+
+
+def type_label(st: SlotType) -> str:
+    """How a slot type is written in a declaration (for lint lines and the studio)."""
+    if st.kind == "option":
+        return f"one_of({', '.join(st.vocab[:6])}{', …' if len(st.vocab) > 6 else ''})"
+    if st.kind == "text":
+        return "name" if st.person else "username" if st.handle else "free_text" if st.describes else "text"
+    if st.kind == "digits":
+        return f"code({st.digits})" if st.digits else "code"
+    return {"boolean": "yes_no"}.get(st.kind, st.kind)

@@ -39,10 +39,12 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Param:
-    """A slot named in gar.csv ``params``; ``?`` marks it optional."""
+    """A slot named in gar.csv ``params``; ``?`` marks it optional, ``:type`` declares its type
+    (``order_id:id``, ``note:free_text?``; core/slots.py ``SLOT_TYPES``)."""
 
     name: str
     optional: bool = False
+    type: str = ""
 
 
 @dataclass
@@ -149,12 +151,14 @@ def _glob(pattern: str, name: str) -> bool:
 
 
 def parse_params(text: str) -> list[Param]:
-    """Parse ``a|b|c?`` into params."""
+    """Parse ``a|b:type|c?`` into params (``c:type?`` and ``c?:type`` are both optional and typed)."""
     out = []
     for part in (text or "").split("|"):
-        part = part.strip()
-        if part:
-            out.append(Param(part.rstrip("?").strip(), part.endswith("?")))
+        name, _, typ = part.partition(":")
+        optional = name.strip().endswith("?") or typ.strip().endswith("?") or (not typ and part.strip().endswith("?"))
+        name = name.strip().rstrip("?").strip()
+        if name:
+            out.append(Param(name, optional, typ.strip().rstrip("?").strip()))
     return out
 
 
@@ -459,6 +463,12 @@ def _gar_row(rec: dict[str, str], lineno: int, file: str, problems: list[Problem
     if "api_call" in types and not api:
         problems.append(Problem(file, lineno, "error", f"action {action!r} is an api_call but names no api"))
     params = parse_params(rec.get("params", ""))
+    from core.slots import type_problem
+
+    for p in params:
+        why = type_problem(p.type) if p.type else ""
+        if why:
+            problems.append(Problem(file, lineno, "error", f"action {action!r}: slot {p.name!r}: {why}"))
     if "ask_user_input" in types and not params:
         problems.append(Problem(file, lineno, "error",
                                 f"action {action!r} asks the user but names no slot in params"))

@@ -15,13 +15,19 @@ from core.understanding.commands import reading_lines
 
 
 def problems(found: list[Problem], *, ok_text: str = "") -> None:
-    """Errors and warnings, one line each with file:line:column."""
+    """Errors and warnings, one line each with file:line:column; info lines (how slot types were
+    inferred) folded away."""
     errs = [p for p in found if p.severity == "error"]
     warns = [p for p in found if p.severity == "warning"]
+    infos = [p for p in found if p.severity == "info"]
     for p in errs:
         st.error(str(p), icon=":material/error:")
     for p in warns:
         st.warning(str(p), icon=":material/warning:")
+    if infos:
+        with st.expander(f"How {len(infos)} slot(s) are read (inferred, not declared)", icon=":material/info:"):
+            for p in infos:
+                st.markdown(f"- `{p.file}:{p.line}` {p.message}")
     if not errs and ok_text:
         st.success(ok_text, icon=":material/check_circle:")
 

@@ -47,3 +47,14 @@ def text(value: Any, what: str, file: str, line: int, problems: list[Problem]) -
         problems.append(Problem(file, line, "error", f"{what} must be a text, got {value!r}"[:200]))
         return ""
     return str(value)
+
+
+def text_map(value: Any, what: str, file: str, line: int, problems: list[Problem]) -> dict[str, str]:
+    """``value`` as a mapping of names to texts (empty when absent); anything else is an error."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, dict) and all(isinstance(k, str | int) and isinstance(v, str | int | float)
+                                       and not isinstance(v, bool) for k, v in value.items()):
+        return {str(k).strip(): str(v).strip() for k, v in value.items()}
+    problems.append(Problem(file, line, "error", f"{what} must map names to texts (order_id: id), got {value!r}"[:200]))
+    return {}

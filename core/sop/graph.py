@@ -78,6 +78,8 @@ class Sop:
     start: str
     nodes: dict[str, Node]
     source: str = ""
+    slots: dict[str, str] = field(default_factory=dict)  # slot types its author declared (``slots:``)
+    slots_line: int = 0  # where ``slots:`` is written
 
     @property
     def version(self) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.problems import Problem
 from core.sop import expr
-from core.sop.fields import text, text_list, whole_number
+from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import Branch, Node, Sop
 from core.workspace import Param
 
@@ -73,7 +73,8 @@ def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None,
               priority=whole_number(data.get("priority"), 1, "priority", file, line("priority"), problems),
               triggers=text_list(data.get("triggers"), "triggers", file, line("triggers"), problems),
               description=text(data.get("description"), "description", file, line("description"), problems),
-              file=file, format="json", start=start, nodes=nodes, source=source)
+              file=file, format="json", start=start, nodes=nodes, source=source,
+              slots=text_map(data.get("slots"), "slots", file, line("slots"), problems), slots_line=line("slots"))
     _check_reachability(sop, source, file, problems)
     return sop, problems
 

@@ -9,14 +9,14 @@ from typing import Any, Protocol
 import yaml
 
 from core.problems import Problem
-from core.sop.fields import text, text_list, whole_number
+from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import SESSION_SLOTS, Branch, Node, Sop
 from core.workspace import GarRow
 
 TERMINATE = re.compile(r"^(terminate|end|stop|finish|close)\b(\s+(the\s+)?(flow|conversation|chat|sop|goal))?\.?$",
                        re.I)
 ELSE = re.compile(r"^(else|otherwise|in all other cases)\s*:?$", re.I)
-META_KEYS = {"id", "title", "agent", "priority", "triggers", "description"}
+META_KEYS = {"id", "title", "agent", "priority", "triggers", "description", "slots"}
 
 
 @dataclass
@@ -247,5 +247,6 @@ def parse_text_sop(source: str, file: str, resolver: GarResolver, default_id: st
               priority=whole_number(meta.get("priority"), 1, "priority", file, line("priority"), problems),
               triggers=text_list(meta.get("triggers"), "triggers", file, line("triggers"), problems),
               description=text(meta.get("description"), "description", file, line("description"), problems),
-              file=file, format="text", start=start, nodes=comp.nodes, source=source)
+              file=file, format="text", start=start, nodes=comp.nodes, source=source,
+              slots=text_map(meta.get("slots"), "slots", file, line("slots"), problems), slots_line=line("slots"))
     return sop, problems

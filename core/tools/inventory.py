@@ -35,6 +35,15 @@ class Catalog:
     def brands(self) -> list[str]:
         return _distinct(self.frame, "brand")
 
+    def column_values(self, names: dict[str, str] | None = None) -> dict[str, list[str]]:
+        """The distinct values of every column (at most 500 each), by role and attribute name, and by the
+        file's own column name for each role in ``names`` (role -> column)."""
+        out = {str(col): _distinct(self.frame, str(col))[:500] for col in self.frame.columns}
+        for role, col in (names or {}).items():
+            if role in out:
+                out.setdefault(col, out[role])
+        return out
+
     def feature_words(self) -> set[str]:
         """Words that appear in the attribute columns (for feature extraction)."""
         words: set[str] = set()

@@ -11,53 +11,138 @@ from typing import Any, Literal, cast
 
 from core.errors import WorkspaceError
 from core.problems import Problem
-from core.retrieval import CachedEmbedder, Progress, VectorIndex
+from core.retrieval import CachedEmbedder, LexicalIndex, Progress, VectorIndex
 from core.tools.base import ToolSpec
 from core.workspace import Param, read_text_file
 
 log = logging.getLogger(__name__)
 
-MAX_CHUNK = 1800
-DEFAULT_MIN_SCORE = 0.30
+MAX_PASSAGE = 900  # characters; a longer paragraph is cut between sentences (MiniLM reads ~256 tokens)
+MIN_PASSAGE = 40  # a shorter block ("Note:", a lead-in line) joins the block after it
+DEFAULT_MIN_SCORE = 0.30  # cosine similarity a passage needs to be an answer at all
+LEXICAL_WEIGHT = 0.3  # how much the question's rare words found in a passage add to its similarity
+CANDIDATES = 24  # passages the vectors and the words each propose before they are weighed together
 EMBED_BATCH = 32
+
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+STEP = re.compile(r"^\s*\d+[.)]\s+\S")
+BULLET = re.compile(r"^\s*[-*+•]\s+\S")
+BULLET_MARK = re.compile(r"^\s*[-*+•]\s+")
+SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of a KB document."""
+    """A passage of a KB document: one paragraph, one list item or one step, with the heading of its
+    section kept apart (``heading``), and for a step the whole numbered procedure it belongs to."""
 
     ref: str
     title: str
     heading: str
     text: str
+    procedure: str = ""
+    order: int = 0  # its position in the document
+    lead: str = ""  # the first passage of its section (a question about the whole section starts there)
 
     def embed_text(self) -> str:
-        return f"{self.title}. {self.heading}. {self.text}" if self.heading else f"{self.title}. {self.text}"
+        return ". ".join(p for p in (self.title, self.heading, self.text) if p)
 
 
 def chunk_document(ref: str, text: str) -> list[Chunk]:
-    """Split a document: whole when short, else by ``##`` sections (each keeps the title)."""
-    lines = text.strip().splitlines()
+    """Split a document into passages that each answer one thing.
+
+    The first ``#`` heading is the title; every other heading starts a section and is kept apart from
+    the sentences (a passage's ``heading`` is its section's). In a section, each paragraph, each bullet
+    (with the lines indented under it) and each numbered step is a passage; a step also carries the
+    whole procedure, so a fix can be walked through step by step. Paragraphs longer than MAX_PASSAGE
+    are cut between sentences.
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").strip().splitlines()
     title = Path(ref).stem.replace("-", " ").replace("_", " ").capitalize()
-    if lines and lines[0].startswith("#"):
-        title = lines[0].lstrip("#").strip()
+    first = HEADING.match(lines[0]) if lines else None
+    if first:
+        title = first.group(2).strip() or title
         lines = lines[1:]
-    body = "\n".join(lines).strip()
-    if len(body) <= MAX_CHUNK:
-        return [Chunk(ref, title, "", body)] if body else []
     chunks: list[Chunk] = []
-    heading, buf = "", cast(list[str], [])
-    for line in lines:
-        if re.match(r"^#{2,6}\s", line):
-            if "\n".join(buf).strip():
-                body = "\n".join(buf).strip()
-                chunks.append(Chunk(f"{ref}#{_slug(heading)}" if heading else ref, title, heading, body))
-            heading, buf = line.lstrip("#").strip(), []
-        else:
-            buf.append(line)
-    if "\n".join(buf).strip():
-        chunks.append(Chunk(f"{ref}#{_slug(heading)}" if heading else ref, title, heading, "\n".join(buf).strip()))
+    heading, section = "", cast(list[str], [])
+    for line in [*lines, "## "]:  # a last empty heading closes the last section
+        found = HEADING.match(line)
+        if found is None:
+            section.append(line)
+            continue
+        anchor = f"{ref}#{_slug(heading)}" if heading else ref
+        passages = _passages(section)
+        lead = passages[0][0] if passages and not passages[0][1] else ""
+        chunks += [Chunk(anchor, title, heading, body, procedure, len(chunks) + i, lead if i else "")
+                   for i, (body, procedure) in enumerate(passages)]
+        heading, section = found.group(2).strip(), []
     return chunks
+
+
+def _blocks(lines: list[str]) -> list[tuple[str, str]]:
+    """A section's blocks as (kind, text): ``step``, ``item`` (a bullet) or ``para``."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if not line.strip():
+            if blocks and blocks[-1][0] == "para":
+                blocks.append(("gap", []))
+            continue
+        kind = "step" if STEP.match(line) else "item" if BULLET.match(line) else ""
+        indented = line[:1].isspace()
+        if kind and not (indented and blocks and blocks[-1][0] in ("step", "item")):
+            blocks.append((kind, [BULLET_MARK.sub("", line) if kind == "item" else line.strip()]))
+        elif blocks and blocks[-1][0] in ("step", "item", "para"):
+            blocks[-1][1].append(line.strip())  # a continuation: wrapped text or a nested line
+        else:
+            blocks.append(("para", [line.strip()]))
+    return [(kind, " ".join(body) if kind == "para" else "\n".join(body)) for kind, body in blocks if body]
+
+
+def _passages(lines: list[str]) -> list[tuple[str, str]]:
+    """(passage, procedure) pairs of one section."""
+    blocks = _blocks(lines)
+    procedure = "\n".join(text for kind, text in blocks if kind == "step")
+    out: list[tuple[str, str]] = []
+    carry = ""
+    for kind, text in blocks:
+        text = f"{carry} {text}".strip() if carry and kind != "step" else text
+        carry = ""
+        if len(text) < MIN_PASSAGE and kind != "step":
+            carry = text
+            continue
+        pieces = _cut(text) if kind == "para" else [text]
+        out += [(piece, procedure if kind == "step" else "") for piece in pieces]
+    if carry:
+        if out and not out[-1][1]:
+            out[-1] = (f"{out[-1][0]} {carry}", "")
+        else:
+            out.append((carry, ""))
+    return out
+
+
+def _cut(text: str) -> list[str]:
+    """A paragraph in pieces of at most MAX_PASSAGE characters, cut after sentences (or at spaces)."""
+    if len(text) <= MAX_PASSAGE:
+        return [text]
+    parts = SENTENCE_END.split(text)
+    if len(parts) == 1:
+        parts = text.split(" ")
+    pieces, buf = [], ""
+    for part in parts:
+        while len(part) > MAX_PASSAGE:  # one "sentence" longer than a passage: cut it hard
+            if buf:
+                pieces.append(buf)
+                buf = ""
+            pieces.append(part[:MAX_PASSAGE])
+            part = part[MAX_PASSAGE:]
+        if buf and len(buf) + 1 + len(part) > MAX_PASSAGE:
+            pieces.append(buf)
+            buf = part
+        else:
+            buf = f"{buf} {part}".strip()
+    if buf:
+        pieces.append(buf)
+    return pieces
 
 
 def _slug(text: str) -> str:
@@ -97,6 +182,7 @@ class KnowledgeBase:
         self.embedder = embedder
         self.min_score = min_score
         self.index = VectorIndex(embedder.embed([]), [])
+        self.lexical = LexicalIndex()
         self.error = ""
         self._lock = threading.Lock()
         self._started = False
@@ -161,6 +247,7 @@ class KnowledgeBase:
         vectors = self.embedder.embed([self.chunks[i].embed_text() for i in ids])
         with self._lock:
             self.index.add(vectors, [self.chunks[i] for i in ids])
+            self.lexical.add([self.chunks[i].embed_text() for i in ids])
 
     def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
         """The best chunks for a query above the minimum score, as snippet + reference (while indexing
@@ -173,13 +260,25 @@ class KnowledgeBase:
             return []
         q = self.embedder.embed([query])[0]
         with self._lock:
-            found = self.index.search(q, k)
+            pool = max(CANDIDATES, 4 * k)
+            dense = dict((i, s) for s, i in self.index.nearest(q, pool))
+            words = self.lexical.scores(query)
+            for i in sorted(words, key=words.__getitem__, reverse=True)[:pool]:
+                if i not in dense:
+                    dense[i] = self.index.score(q, i)
+            ranked = sorted(((s + LEXICAL_WEIGHT * words.get(i, 0.0), s, i) for i, s in dense.items()
+                             if s >= self.min_score), reverse=True)[:k]
+            found = [(score, similarity, self.index.payloads[i]) for score, similarity, i in ranked]
         hits = []
-        for score, chunk in found:
+        for score, similarity, chunk in found:
             assert isinstance(chunk, Chunk)
-            if score >= self.min_score:
-                hits.append({"title": chunk.title, "snippet": chunk.text, "ref": chunk.ref,
-                             "score": round(score, 3)})
+            hit = {"title": chunk.title, "heading": chunk.heading, "snippet": chunk.text, "ref": chunk.ref,
+                   "order": chunk.order, "score": round(score, 3), "similarity": round(similarity, 3)}
+            if chunk.procedure:
+                hit["procedure"] = chunk.procedure
+            if chunk.lead:
+                hit["lead"] = chunk.lead
+            hits.append(hit)
         return hits
 
 
