@@ -30,7 +30,7 @@ from core.slots import (
     route_value,
     validate,
 )
-from core.sop.expr import evaluate, lookup, parse, paths, strip_context
+from core.sop.expr import TEMPLATE_REF, evaluate, lookup, parse, paths, strip_context
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.workspace import AgentDecl
 
@@ -690,6 +690,8 @@ class SpecialistAgent:
             goal.memory.append(MemoryEntry(action=action, observation="done", feedback="success", turn=turn))
 
     def _args(self, goal: Goal, node: Node, prefs: PreferenceSummary) -> dict[str, Any]:
+        from core.brains.rule import fill_template
+
         if node.arg_map:
             optional = {p.name for p in node.params if p.optional}
             args = {}
@@ -697,7 +699,8 @@ class SpecialistAgent:
                 if src.startswith("context.") and strip_context(src) in optional \
                         and _unknown(goal, strip_context(src)):
                     continue  # an optional input left out of the call while unknown
-                args[k] = lookup(goal.slots, src) if src.startswith("context.") else src
+                args[k] = lookup(goal.slots, src) if src.startswith("context.") \
+                    else fill_template(src, goal.slots) if TEMPLATE_REF.search(src) else src
         else:
             args = {p.name: goal.slots[p.name] for p in node.params if not _unknown(goal, p.name)}
         commerce = self.env.commerce

@@ -230,9 +230,22 @@ def _date(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
             from dateutil.relativedelta import relativedelta
 
             when = when + relativedelta(months=1)
+        if _month_alone(said):  # "Jan de Vries", "May I ask": a month without a day is no date
+            continue
         if NUMERIC_DATE.search(said) or DATE_WORD.search(LEX.segment(said)) or bare_day:
             return when.date().isoformat()
     return None
+
+
+def _month_alone(said: str) -> bool:
+    """Whether a date mention names a month (or its short form) and nothing else of a date: no day number,
+    no weekday, no relative day."""
+    if re.search(r"\d", said):
+        return False
+    months = {m.lower() for m in LEX.phrases("month_names")}
+    months |= {m[:3] for m in months if m.isascii()} | {"sept"}
+    words = [m.group(0) for m in DATE_WORD.finditer(LEX.segment(said))]
+    return bool(words) and all(w.lower() in months for w in words)
 
 
 def written_date(value: str, language: str = "en") -> str:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from core import text as T
 from core.brains.cleaning import clean_reply, normalise_code
 from core.slots import DECLINE, SlotType, extract, resolve_reference, validate
+from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node
 from core.understanding.commands import (
     Answer,
@@ -361,7 +362,6 @@ def check_branch(pick: BranchPick, node: Node) -> ChooseBranch:
     return ChooseBranch(node.id, b.target, b.condition)
 
 
-PLACEHOLDER = re.compile(r"\{(context\.)?[A-Za-z_][\w.]*\}")
 
 
 def check_wording(wording: Wording, draft: str) -> Say:

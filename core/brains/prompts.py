@@ -40,7 +40,7 @@ from core.sop.graph import Node, Sop
 
 MEMORY_KEPT = 3  # execution-memory entries shown as they are; earlier ones are summarised
 VALUE_CHARS = 160  # a context value or observation is cut to this many characters
-PLACEHOLDER = re.compile(r"\{(?:context\.)?([A-Za-z_][\w]*)")
+ROOT_REF = re.compile(r"\{\s*(?:context\.)?([A-Za-z_]\w*)")  # the slot a template reference starts with
 SCHEMA_WRAPPER_CHARS = 90  # response_format's envelope and the strict-mode additions around the schema
 KIND_WORDS = {"ask_user_input": "ask", "api_call": "api", "message_to_user": "say", "external_knowledge": "kb"}
 
@@ -149,7 +149,7 @@ def referenced_keys(nodes: list[Node]) -> list[str]:
         for src in node.arg_map.values():
             if src.startswith("context."):
                 add(src[len("context."):])
-        for name in PLACEHOLDER.findall(node.message):
+        for name in ROOT_REF.findall(node.message):
             add(name)
         for b in node.branches:
             if b.expr and b.condition:

@@ -12,6 +12,7 @@ from core.brains.base import Perception
 from core.render import as_text
 from core.retrieval import CachedEmbedder
 from core.slots import listed_options, written_date
+from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node, Sop
 
 NEGATION = re.compile(r"\b(not|no|never|none|nothing|without|doesn't|does not|don't|do not|isn't|is not|can't|"
@@ -221,7 +222,6 @@ def _truthy(obs: Any) -> bool:
     return bool(obs)
 
 
-PLACEHOLDER = re.compile(r"\{(?:context\.)?([\w.]+)\}")
 
 
 def fill_template(template: str, values: dict[str, Any]) -> str:
@@ -298,7 +298,8 @@ def _second_person(phrase: str) -> str:
     p = phrase.strip()
     p = re.sub(r"\b(they|he|she)\b (have|has)\b", "you have", p, flags=re.I)
     p = re.sub(r"\b(they|he|she)\b (want|wants)\b", "you want", p, flags=re.I)
-    p = re.sub(r"\b(they|he|she)\b", "you", p, flags=re.I)
+    p = re.sub(r"\b(they|he|she|them|him)\b", "you", p, flags=re.I)
+    p = re.sub(r"\b(themselves|himself|herself)\b", "yourself", p, flags=re.I)
     p = re.sub(r"\b(their|his|her)\b", "your", p, flags=re.I)
     if not re.match(r"^(the|your|a|an|which|what|how|one|any|to|where|when|whether|if|who|whom|why)\b", p, re.I) \
             and not p.lower().startswith("you"):

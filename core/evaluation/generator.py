@@ -61,7 +61,7 @@ API_OUTCOMES = {"success": 0.72, "failure": 0.10, "timeout": 0.06, "invalid": 0.
 FAILURE_TEXTS = ["api call failed", "HTTP 500: internal server error", "service unavailable",
                  "connection reset by peer", "upstream error 502", "the status service did not respond"]
 INVALID_TEXTS = ["invalid {s}", "Invalid {s}: not found", "invalid {s} {v}", "the {s} is invalid", "{s} {v} is invalid"]
-PLACEHOLDER = re.compile(r"\{(?:context\.)?([A-Za-z_][\w]*)")
+ROOT_REF = re.compile(r"\{\s*(?:context\.)?([A-Za-z_]\w*)")  # the slot a template reference starts with
 
 
 @dataclass
@@ -113,7 +113,7 @@ class SopContext:
         self.conds = {n.id: [None if b.condition is None or b.expr else C.read_condition(b.condition)
                              for b in n.branches] for n in sop.nodes.values() if n.kind == "decision"}
         slots = set(sop.slot_names())
-        self.placeholders = {n.id: sorted(set(PLACEHOLDER.findall(n.message)) - slots) for n in sop.nodes.values()}
+        self.placeholders = {n.id: sorted(set(ROOT_REF.findall(n.message)) - slots) for n in sop.nodes.values()}
         self.brands = [b.lower() for b in ws.vocab.brands]
 
     def spec(self, node: Node) -> InputSpec:

@@ -11,6 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+# The one template language of messages, toolParams and GAR metadata: ``{order_id}``, ``{context.order_id}``,
+# ``{order.status}`` (a field of the result a tool step stored under ``order``). Group 1: the path.
+TEMPLATE_REF = re.compile(r"\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*\}")
+
 TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>'[^']*'|\"[^\"]*\")|(?P<op>===|!==|==|!=|<=|>=|&&|\|\||[<>!()])"
     r"|(?P<name>[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*))"

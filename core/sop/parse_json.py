@@ -13,7 +13,8 @@ from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import Branch, Node, Sop
 from core.workspace import Param
 
-PLACEHOLDER = re.compile(r"\{context\.([\w.]+)\}")
+PLACEHOLDER = expr.TEMPLATE_REF
+WHOLE_REF = re.compile(r"^\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*(\?)?\s*\}$")  # "{context.order_id}": the value itself
 NODE_KEYS = {"id", "type", "description", "tool", "toolParams", "messageTemplate", "nextNodes",
              "condition", "resultKey"}
 ASK_WORDS = re.compile(r"^\s*(ask|request|collect|get|confirm)\b", re.I)
@@ -64,6 +65,7 @@ def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None,
         return None, problems
     _check_targets(nodes, source, file, problems)
     _infer_fills(nodes)
+    _check_refs(nodes, file, problems)
     def line(key: str) -> int:
         return _line(source, key) or 1
 
@@ -152,11 +154,16 @@ def _tool_params(node: Node, raw: Any) -> None:
     node.arg_map, node.params = {}, []
     for key, value in (raw.items() if isinstance(raw, dict) else []):
         src = str(value).strip()
+        whole = WHOLE_REF.match(src)
+        if whole:  # "{context.order_id}" and "{order_id}" are the value itself, as "context.order_id" is
+            src = f"context.{whole.group(1)}" + ("?" if whole.group(2) else "")
         optional = src.startswith("context.") and src.endswith("?")
         src = src[:-1] if optional else src
         node.arg_map[str(key)] = src
         if src.startswith("context."):
             node.params.append(Param(expr.strip_context(src), optional))
+        else:  # "Refund for {order_id}": a text with values in it, each one needed
+            node.params += [Param(ref) for ref in PLACEHOLDER.findall(src) if ref not in {p.name for p in node.params}]
 
 
 ASKED_FOR = re.compile(r"^\s*(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:customer|user|seller|buyer|them)?\s*"
@@ -173,10 +180,14 @@ def expected_answer(desc: str, template: str) -> str:
     return f"{phrase} like {example.group(1)}" if example else phrase
 
 
-def node_refs(node: Node) -> list[str]:
-    """Context keys a node reads (tool params, templates, conditions)."""
+CONTEXT_REF = re.compile(r"\{context\.([\w.]+)\}")
+
+
+def node_refs(node: Node, *, bare: bool = True) -> list[str]:
+    """Context keys a node reads (tool params, templates, conditions); ``bare=False``: in its message only
+    the ``{context.x}`` form (what an ask before it is taken to fill)."""
     keys = [p.name for p in node.params]
-    keys += PLACEHOLDER.findall(node.message)
+    keys += (PLACEHOLDER if bare else CONTEXT_REF).findall(node.message)
     for b in node.branches:
         if b.condition and b.expr:
             keys += expr.paths(expr.parse(b.condition))
@@ -198,7 +209,7 @@ def _infer_fills(nodes: dict[str, Node]) -> None:
                 continue
             seen.add(nid)
             nxt = nodes[nid]
-            for key in node_refs(nxt):
+            for key in node_refs(nxt, bare=False):
                 if key.split(".")[0] not in tool_keys and key not in fills:
                     fills.append(key)
             if fills:
@@ -206,6 +217,26 @@ def _infer_fills(nodes: dict[str, Node]) -> None:
             if not nxt.asks:
                 todo.extend(nxt.targets())
         node.fills = [Param(k) for k in fills]
+
+
+def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> None:
+    """A value a node reads (toolParams, messageTemplate, condition) must be something a step asks for or
+    a tool step's result (``resultKey``, or the node id): else the goal would wait for it forever."""
+    known = {n.result_key for n in nodes.values() if n.tool} | {p.name.split(".")[0] for n in nodes.values()
+                                                                  for p in n.fills}
+    for node in nodes.values():
+        optional = {p.name for p in node.params if p.optional}  # left out of the call while unknown
+        needed = {p.name for p in node.params} | {r for b in node.branches if b.condition and b.expr
+                                                  for r in expr.paths(expr.parse(b.condition))}
+        for ref in node_refs(node):
+            if ref.split(".")[0] in known or ref in optional:
+                continue
+            blocking = ref in needed  # a tool input or a condition waits for it; a message shows it unfilled
+            problems.append(Problem(file, node.line, "error" if blocking else "warning",
+                                    f"node {node.id!r} reads {{{ref}}}, but no step asks for {ref.split('.')[0]!r} "
+                                    "and no tool step's result is called that (an ask node's resultKey, or a tool "
+                                    "node's resultKey or id)" + ("" if blocking else ": the message would show it "
+                                                                 "unfilled")))
 
 
 def _check_targets(nodes: dict[str, Node], source: str, file: str, problems: list[Problem]) -> None:

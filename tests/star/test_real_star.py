@@ -28,7 +28,10 @@ def test_every_task_imports_into_one_lint_clean_workspace(tmp_path: Path, embedd
     for folder in tasks():
         write_import(import_star_task(folder, tmp_path), tmp_path)
     ws = load_workspace(tmp_path, embedder)
-    assert [p for p in ws.problems if p.severity != "info"] == []
+    assert [p for p in ws.problems if p.severity == "error"] == []
+    # a chart reply naming a value neither the API nor the flow has is shown to the author (the hotel chart's
+    # price range: its API has a cost field, which the importer does not take for it)
+    assert all("would show it unfilled" in p.message for p in ws.problems if p.severity == "warning")
     assert len(ws.sops) == len(tasks())
 
 
