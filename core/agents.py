@@ -99,6 +99,7 @@ class AgentEnv:
     today: Callable[[], date] = date.today  # "tomorrow" is a weekday relative to this
     result_values: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # sop id -> tool field -> values
     commerce: Commerce | None = None  # the store's item behaviour, when it sells from an inventory
+    changing_tools: frozenset[str] = frozenset()  # tools declared with side effects (they change the world)
 
 
 class SpecialistAgent:
@@ -112,6 +113,12 @@ class SpecialistAgent:
     @property
     def name(self) -> str:
         return self.decl.name
+
+    def changed_world(self, goal: Goal, sop: Sop) -> bool:
+        """Whether a step of the goal ran a tool that changes the world (a booking made, a ticket opened)
+        and it succeeded: doing the goal again would do that twice."""
+        done = {e.action for e in goal.memory if e.feedback == "success"}
+        return any(n.tool in self.env.changing_tools and n.label in done for n in sop.nodes.values())
 
     # ------------------------------------------------------------------ answers
     def types(self, sop: Sop) -> dict[str, SlotType]:

@@ -336,7 +336,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     the_brain = _llm_brain(chosen, llm_settings, rule, ws, types, list(sop_agent), settings) or rule
     env = AgentEnv(the_brain, types, cfg.currency, settings.max_steps_per_turn,
                    {name: {p.name for p in t.spec.params} for name, t in ws.tools.items()},
-                   result_values=result_values(ws), commerce=commerce)
+                   result_values=result_values(ws), commerce=commerce,
+                   changing_tools=frozenset(n for n, t in ws.tools.items() if t.spec.side_effects))
     agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
     gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
     return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,

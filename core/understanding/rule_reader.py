@@ -655,6 +655,8 @@ class RuleReader:
         agent = self.agent_of(last.type) if last is not None else None
         if last is None or sop is None or agent is None or p.greeting or p.thanks:
             return None
+        if agent.changed_world(last, sop):  # a booking made is not made again because a message names a day
+            return None
         said = agent.extract_volunteered(last, sop, p.text, opening=False)
         if not (p.question or T.is_request(p.text) or explained_by(p.text, said)):
             return None  # "well at least it's better in LA tomorrow": a comment, not a new request
