@@ -35,3 +35,12 @@ def test_the_files_the_document_shows_are_the_examples_files() -> None:
     assert len(shown) >= 5
     for rel, body in shown:
         assert body.strip() in (ROOT / rel).read_text(encoding="utf-8"), rel
+
+
+def test_the_synthetic_evaluation_reads_the_declared_types_as_the_engine_does(embedder: CachedEmbedder) -> None:
+    """Its answers come from the declared types (a day is answered with a date, not with an item), and a
+    booking that timed out is expected to end unsure, never to be sent again."""
+    from core.evaluation.synthetic import run_synthetic
+
+    report = run_synthetic(EXAMPLE, sessions=40, seed=3, embedder=embedder)
+    assert report.accuracy >= 0.85, report.accuracy

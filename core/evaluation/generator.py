@@ -38,7 +38,7 @@ from typing import Any
 from core.build import Workspace
 from core.evaluation import conditions as C
 from core.evaluation.data import DataIndex, Table
-from core.evaluation.inputs import AMBIGUOUS, InputSpec, Phrasebook, opening, read_spec
+from core.evaluation.inputs import AMBIGUOUS, InputSpec, Phrasebook, opening, read_spec, spec_from_declared
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 
 PLAIN_WORDS = frozenset("""
@@ -109,12 +109,24 @@ class SopContext:
         models = sorted({re.sub(r"\s*\(.*?\)", "", n).strip() for n in _item_names(ws)})
         categories = list(ws.vocab.categories)
         texts = [t.rstrip("?.!") for t in sop.triggers if not t.strip().endswith("?")]
-        self.specs = {n.id: read_spec(n, categories, models, texts) for n in sop.nodes.values() if n.asks}
+        declared = {name: st.declared for name, st in ws.types.get(sop.id, {}).items() if st.declared}
+        values = dict(ws.catalog.column_values(ws.files.config.inventory.columns if ws.files.config.inventory
+                                               else None)) if ws.catalog is not None else {}
+        values["category"] = categories
+
+        def spec(n: Node) -> InputSpec:
+            slot = n.fills[0].name if n.fills else ""
+            if slot in declared:  # the author said what a valid answer is
+                return spec_from_declared(n, slot, declared[slot], models, values)
+            return read_spec(n, categories, models, texts)
+
+        self.specs = {n.id: spec(n) for n in sop.nodes.values() if n.asks}
         self.conds = {n.id: [None if b.condition is None or b.expr else C.read_condition(b.condition)
                              for b in n.branches] for n in sop.nodes.values() if n.kind == "decision"}
         slots = set(sop.slot_names())
         self.placeholders = {n.id: sorted(set(ROOT_REF.findall(n.message)) - slots) for n in sop.nodes.values()}
         self.brands = [b.lower() for b in ws.vocab.brands]
+        self.changing = {name for name, tool in ws.tools.items() if tool.spec.side_effects}  # never re-sent
 
     def spec(self, node: Node) -> InputSpec:
         return self.specs[node.id]
@@ -355,6 +367,10 @@ class Walk:
             self._script(node.tool, {"timeout": True} if outcome == "timeout"
                          else {"error": self.book.pick(FAILURE_TEXTS)})
             self.cause = f"api:{outcome}"
+            if outcome == "timeout" and node.tool in self.ctx.changing:
+                self.emit(END_GRACEFUL)  # it may have happened: never sent twice, the customer is told
+                self.outcome = "graceful"
+                return
             if not self._count(node):
                 return
             self.emit(node.label)

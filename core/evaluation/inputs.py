@@ -57,6 +57,8 @@ MODEL_FRAMES = ["{v}", "it's a {v}", "I have a {v}", "my device is a {v}", "a {v
                 "the model is {v}"]
 TEXT_FRAMES = ["{v}", "{v}", "well, {v}", "{v} since yesterday", "basically {v}", "so {v}", "{v}, it's annoying"]
 
+DATES = ["next Tuesday", "on Friday", "tomorrow", "3 May", "the 12th of June", "Monday", "next Thursday",
+         "on the 20th of September"]
 GIBBERISH_SYLLABLES = ["asd", "qwe", "zxc", "jkl", "fgh", "uio", "bnm", "rty", "ghj", "vbn", "lkj", "poi"]
 SOCIAL = ["hello", "hi there", "hey", "thanks", "thank you", "many thanks", "good morning", "hello again",
           "you are useless", "this is so frustrating, useless bot", "thank you so much"]
@@ -106,7 +108,7 @@ Picked = TypeVar("Picked")
 class InputSpec:
     """What an ask step expects, read from its GAR metadata (or JSON message) and slot name."""
 
-    kind: str  # email | otp | phone | id | yesno | money | category | model | choice | number | option | text
+    kind: str  # email | otp | phone | id | yesno | money | category | model | choice | number | option | text | date
     # | phrase | address | name | username (free text of a known shape)
     subject: str
     digits: int = 0
@@ -149,6 +151,41 @@ def read_spec(node: Node, categories: list[str], models: list[str], texts: list[
         prefix, body = _split_example(example.group(1))
         return InputSpec("id", subject, prefix=prefix, body=body)
     return _loose_spec(low, slot, subject, categories, models, texts)
+
+
+DECLARED = re.compile(r"^\s*([a-z_]+)\s*(?:\((.*)\))?\s*$", re.I | re.S)
+
+
+def spec_from_declared(node: Node, slot: str, declared: str, models: list[str],
+                       vocab: dict[str, list[str]]) -> InputSpec:
+    """What a valid answer is, from the type the author declared for the slot (``day:date``,
+    ``code(16)``, ``one_of(print, ebook)``): read here from the declaration itself, not from the engine's
+    reading of it. ``vocab``: the inventory's values by column, and its categories under "category"."""
+    m = DECLARED.match(declared)
+    kind, arg = (m.group(1).lower(), (m.group(2) or "").strip()) if m else ("text", "")
+    subject = _subject(node) or slot.replace("_", " ")
+    if kind == "email":
+        return InputSpec("email", subject)
+    if kind == "code":
+        return InputSpec("otp", subject, digits=int(arg) if arg.isdigit() else 6)
+    if kind == "phone":
+        return InputSpec("phone", subject, digits=10, length_declared=False)
+    if kind in ("id", "order_id", "account_id"):
+        prefix, body = _split_example(arg) if arg else ("", "XXXXXXXX")
+        return InputSpec("id", subject, prefix=prefix, body=body)
+    if kind == "yes_no":
+        return InputSpec("yesno", subject)
+    if kind in ("money", "number", "choice", "date"):
+        return InputSpec(kind, subject)
+    if kind == "one_of":
+        return InputSpec("option", subject, vocab=[v.strip() for v in arg.split(",") if v.strip()])
+    if kind == "column":
+        return InputSpec("option", subject, vocab=list(vocab.get(arg, [])))
+    if kind == "category":
+        return InputSpec("category", subject, vocab=list(vocab.get("category", [])))
+    if kind in ("model", "brand"):
+        return InputSpec("model", subject, vocab=models)
+    return InputSpec({"name": "name", "username": "username", "free_text": "text"}.get(kind, "phrase"), subject)
 
 
 def _loose_spec(low: str, slot: str, subject: str, categories: list[str], models: list[str],
@@ -254,6 +291,9 @@ class Phrasebook:
         if spec.kind == "phrase":
             v = self.pick(PHRASES)
             return v, v
+        if spec.kind == "date":
+            v = self.pick(DATES)
+            return v, v
         if spec.kind in ("category", "model", "text", "option") and spec.vocab:
             v = self.pick(spec.vocab)
             return (v.lower() if spec.kind != "model" else v), v
@@ -315,7 +355,8 @@ class Phrasebook:
                  "category": ["something nice", "a gift", "stuff", "anything really"],
                  "model": ["my device", "the black one", "the usual one", "the one at home"],
                  "choice": ["the purple one", "something else", "a different colour"],
-                 "number": ["a few", "some", "lots"]}
+                 "number": ["a few", "some", "lots"],
+                 "date": ["soon", "whenever suits you", "not sure yet", "as soon as possible", "some time"]}
         return self.pick(pools.get(spec.kind, ["hmm"]))
 
     def gibberish(self) -> str:
