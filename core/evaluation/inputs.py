@@ -356,7 +356,7 @@ class Phrasebook:
                  "model": ["my device", "the black one", "the usual one", "the one at home"],
                  "choice": ["the purple one", "something else", "a different colour"],
                  "number": ["a few", "some", "lots"],
-                 "date": ["soon", "whenever suits you", "not sure yet", "as soon as possible", "some time"]}
+                 "date": ["soon", "whenever suits you", "when I have time", "some day", "later this season"]}
         return self.pick(pools.get(spec.kind, ["hmm"]))
 
     def gibberish(self) -> str:
