@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from core.tools.builtin_math import MathTool
 from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
 from core.tools.inventory import Catalog, InventoryTool, load_catalog
-from core.tools.kb import IndexMode, KnowledgeBase, KnowledgeBaseTool
+from core.tools.kb import STEP, IndexMode, KnowledgeBase, KnowledgeBaseTool
 from core.workspace import DEFAULT_SEARCH_TOOL, Param, WorkspaceFiles, load_workspace_files, raise_on_errors
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
@@ -103,8 +102,10 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     problems += _cross_checks(files, sops, tools)
     vocab = Vocabulary(catalog.categories if catalog else [], catalog.brands if catalog else [],
                        sorted(catalog.feature_words()) if catalog else [])
+    declares_columns = any(p.type.lower().startswith("column") for row in files.gar for p in row.params) or any(
+        spec.lower().startswith("column") for sop in sops for spec in sop.slots.values())
     columns = catalog.column_values(files.config.inventory.columns if files.config.inventory else None) \
-        if catalog else None
+        if catalog is not None and declares_columns else None  # distinct values only where a type needs them
     problems += _type_checks(files, sops, columns)
     types = slot_types(sops, vocab, files.config.home_region, _gar_asks(files), _gar_types(files, columns), columns)
     problems += _inferred_types(sops, types)
@@ -196,7 +197,6 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
     return out
 
 
-STEP_LINE = re.compile(r"^\s*\d+[.)]\s+\S", re.M)
 
 
 def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str]]:
@@ -217,7 +217,7 @@ def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str
     for c in kb.chunks:
         by_doc.setdefault(c.ref, []).append(c)
     titles = [chunks[0].title for chunks in by_doc.values()
-              if len(STEP_LINE.findall("\n".join(c.text for c in chunks))) >= 3]
+              if len(STEP.findall("\n".join(c.text for c in chunks))) >= 3]
     return {fixing[0]: titles} if titles else {}
 
 
@@ -267,12 +267,8 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
     return out
 
 
-def gar_asks(ws: Workspace) -> dict[str, str]:
-    """What a valid value of each slot a GAR ask row fills looks like (the row's metadata)."""
-    return _gar_asks(ws.files)
-
-
 def _gar_asks(files: WorkspaceFiles) -> dict[str, str]:
+    """What a valid value of each slot a GAR ask row fills looks like (the row's metadata)."""
     out: dict[str, str] = {}
     for r in files.gar:
         if r.has("ask_user_input") and r.metadata:
@@ -327,7 +323,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
         extra[sop_id] = [*extra.get(sop_id, []), *phrases]
     rule = RuleBrain(ws.embedder, ws.sops, lexicon, extra)
-    types = ws.types or slot_types(ws.sops, ws.vocab, cfg.home_region, gar_asks(ws))
+    types = ws.types
     sop_agent = {}
     for sop in ws.sops:
         decl = cfg.agent_for(sop.id, sop.agent)

@@ -76,8 +76,11 @@ def render_fix(hits: list[dict[str, Any]], subject: str = "", short: bool = Fals
     for_what = f" for your {subject}" if subject else ""
     if short:
         steps = steps[:3]
-    lines = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
-    return say("what_to_try", for_what=for_what, title=title) + "\n" + lines
+    return say("what_to_try", for_what=for_what, title=title) + "\n" + _numbered(steps)
+
+
+def _numbered(steps: list[str]) -> str:
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
 
 
 def first_sentences(text: str, n: int = 2) -> str:
@@ -104,7 +107,7 @@ def render_kb_answer(hits: list[dict[str, Any]]) -> str:
     procedure = str(hit.get("procedure", ""))
     if procedure and len([h for h in together if h.get("procedure") == procedure]) >= 2:
         steps = kb_steps(procedure)
-        return f"{hit.get('title')}:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
+        return f"{hit.get('title')}:\n" + _numbered(steps)
     if len(together) >= 2 and not procedure:
         ordered = sorted((h for h in together if not h.get("procedure")), key=lambda h: int(h.get("order", 0)))
         texts = [str(h.get("snippet", "")) for h in ordered]

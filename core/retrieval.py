@@ -242,11 +242,7 @@ class VectorIndex:
 
     def search(self, query: np.ndarray, k: int = 5) -> list[tuple[float, object]]:
         """The k best (score, payload) pairs, best first."""
-        if not self.payloads:
-            return []
-        k = min(k, len(self.payloads))
-        scores, ids = self._index.search(np.ascontiguousarray(query.reshape(1, -1)), k)
-        return [(float(s), self.payloads[int(i)]) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+        return [(score, self.payloads[i]) for score, i in self.nearest(query, k)]
 
 
 class LexicalIndex:

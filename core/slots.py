@@ -298,8 +298,7 @@ def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
         return None
     singles = re.findall(r"(?<!\w)\d+(?!\w)", msg)
     # a code written in groups ("4111 1111 1111 1111", "123-456") is one value, its separators dropped
-    runs = [m.group(0).split() if " " in m.group(0) else m.group(0).split("-")
-            for m in re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg)]
+    runs = [re.split(r"[ -]", m.group(0)) for m in re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg)]
     grouped = ["".join(r) for r in runs if all(len(g) >= 3 for g in r) or st.digits]
     for f in [*grouped, *singles]:
         if not st.digits or len(f) == st.digits:

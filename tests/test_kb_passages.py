@@ -55,6 +55,12 @@ def test_a_document_is_cut_into_paragraphs_items_and_steps_with_headings_apart()
     assert chunks[1].ref == "kb/bikes.md#deposits"
 
 
+def test_a_short_lead_in_before_a_procedure_is_kept() -> None:
+    chunks = chunk_document("kb/chain.md", "# Chain\n\n## Oiling\nDo this:\n1. Wipe the chain.\n2. Oil each link.\n")
+    assert [(c.text, bool(c.procedure)) for c in chunks] == [
+        ("Do this:", False), ("1. Wipe the chain.", True), ("2. Oil each link.", True)]
+
+
 def test_a_long_paragraph_is_cut_between_sentences_and_a_text_without_headings_is_titled_by_its_name() -> None:
     sentence = "The ferry to the island leaves from pier four and takes about forty minutes in calm weather. "
     chunks = chunk_document("kb/ferry_times.txt", sentence * 30)

@@ -110,8 +110,10 @@ class SopContext:
         categories = list(ws.vocab.categories)
         texts = [t.rstrip("?.!") for t in sop.triggers if not t.strip().endswith("?")]
         declared = {name: st.declared for name, st in ws.types.get(sop.id, {}).items() if st.declared}
-        values = dict(ws.catalog.column_values(ws.files.config.inventory.columns if ws.files.config.inventory
-                                               else None)) if ws.catalog is not None else {}
+        values: dict[str, list[str]] = {}
+        if ws.catalog is not None and any(d.lower().startswith("column") for d in declared.values()):
+            inv = ws.files.config.inventory
+            values = ws.catalog.column_values(inv.columns if inv else None)
         values["category"] = categories
 
         def spec(n: Node) -> InputSpec:

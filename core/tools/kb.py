@@ -25,7 +25,7 @@ CANDIDATES = 24  # passages the vectors and the words each propose before they a
 EMBED_BATCH = 32
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-STEP = re.compile(r"^\s*\d+[.)]\s+\S")
+STEP = re.compile(r"^\s*\d+[.)]\s+\S", re.M)  # a numbered step (on any line of a text)
 BULLET = re.compile(r"^\s*[-*+•]\s+\S")
 BULLET_MARK = re.compile(r"^\s*[-*+•]\s+")
 SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
@@ -105,6 +105,8 @@ def _passages(lines: list[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     carry = ""
     for kind, text in blocks:
+        if carry and kind == "step":  # a short lead-in before a procedure ("Try this:") stays a passage
+            out.append((carry, ""))
         text = f"{carry} {text}".strip() if carry and kind != "step" else text
         carry = ""
         if len(text) < MIN_PASSAGE and kind != "step":
@@ -212,11 +214,15 @@ class KnowledgeBase:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the index (started if nothing started it); whether it is complete."""
+        self._start_if_lazy()
+        return self._done.wait(timeout)
+
+    def _start_if_lazy(self) -> None:
+        """Index now when nothing has started indexing (a ``lazy`` knowledge base's first use)."""
         with self._lock:
             lazy = not self._started
         if lazy:
             self.build_index()
-        return self._done.wait(timeout)
 
     def stop(self) -> None:
         """Stop background indexing (a newer load of the workspace replaced this one)."""
@@ -244,18 +250,16 @@ class KnowledgeBase:
             self._done.set()
 
     def _add(self, ids: list[int]) -> None:
-        vectors = self.embedder.embed([self.chunks[i].embed_text() for i in ids])
+        texts = [self.chunks[i].embed_text() for i in ids]
+        vectors = self.embedder.embed(texts)
         with self._lock:
             self.index.add(vectors, [self.chunks[i] for i in ids])
-            self.lexical.add([self.chunks[i].embed_text() for i in ids])
+            self.lexical.add(texts)
 
     def search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
         """The best chunks for a query above the minimum score, as snippet + reference (while indexing
         in the background: among the chunks indexed so far)."""
-        with self._lock:
-            lazy = not self._started
-        if lazy:
-            self.build_index()
+        self._start_if_lazy()
         if not query.strip() or not len(self.index):
             return []
         q = self.embedder.embed([query])[0]
