@@ -43,6 +43,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def _print_trace(trace: dict, state: object) -> None:
+    for line in trace.get("why") or []:
+        print(f"  · why: {line}")
     print(f"  · perception: {trace.get('perception')}")
     for line in reading_lines(trace.get("reading") or {}):
         print(f"  · read: {line}")

@@ -202,6 +202,10 @@ class SpecialistAgent:
         for v in values.values():
             if isinstance(v, str):
                 rest = rest.replace(v, " ")
+        types = self.types(sop)
+        parts = [q for p in T.CLAUSE_BREAK.split(rest) if p for q in re.split(r"[,;]\s*", p) if q.strip()]
+        rest = " ".join(p for p in parts if not any(  # the words a value was read from are not extra detail
+            k in types and extract(types[k], p, asked=True) == v for k, v in values.items()))
         if len(T.tokens(rest)) < 2:
             return {}
         return {name: f"{goal.slots[name]}; {rest.strip(' ,.;')}" for name, st in self.types(sop).items()
@@ -913,13 +917,23 @@ def _describes_more(text: str, sop: Sop) -> bool:
     from my account", "when are you open?", not "I need to report a fraud on my account")."""
     greeting = T.GREETING.match(text.strip())
     text = text.strip()[greeting.end():] if greeting else text  # "good morning, ..." describes nothing yet
-    named = {T.stem(w) for w in T.tokens(sop.title)}
+    named = {T.stem(w) for w in T.tokens(sop.title)} | _request_words(sop)
     rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS
             and w not in REQUEST_WORDS and "'" not in w]  # "I'd like to submit a report"
-    return len(rest) >= DESCRIPTION_WORDS or (bool(rest) and T.is_question(text))
+    return len(rest) >= DESCRIPTION_WORDS or (bool(rest) and T.is_question(text) and not T.is_request(text))
 
 
 DESCRIPTION_WORDS = 2
+
+
+def _request_words(sop: Sop) -> set[str]:
+    """The word stems an SOP's trigger examples share (two or more of them use it): how customers ask for
+    the SOP ("fix", "bike"), not what they describe ("brakes", "broken")."""
+    counts: dict[str, int] = {}
+    for trigger in sop.triggers:
+        for stem in {T.stem(w) for w in T.tokens(trigger)}:
+            counts[stem] = counts.get(stem, 0) + 1
+    return {stem for stem, n in counts.items() if n >= 2}
 REQUEST_WORDS = frozenset("submit file make create raise lodge do like".split())
 
 

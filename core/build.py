@@ -26,7 +26,7 @@ from core.tools.builtin_math import MathTool
 from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
 from core.tools.inventory import Catalog, InventoryTool, load_catalog
-from core.tools.kb import STEP, IndexMode, KnowledgeBase, KnowledgeBaseTool
+from core.tools.kb import KB_TOOL, STEP, IndexMode, KnowledgeBase, KnowledgeBaseTool
 from core.workspace import DEFAULT_SEARCH_TOOL, Param, WorkspaceFiles, load_workspace_files, raise_on_errors
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
@@ -93,7 +93,15 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
         kb = KnowledgeBase(files.kb_files(), files.root, emb, float(files.config.settings.get("kb_min_score", 0.30)),
                            progress=lambda f, s: report(0.3 + 0.65 * f, s), index=kb_index)
         problems += kb.problems
-        tools["knowledge_base.search"] = KnowledgeBaseTool(kb)
+        tools[KB_TOOL] = KnowledgeBaseTool(kb)
+    else:
+        users = _tool_users(files, sops, KB_TOOL)
+        if users:  # the built-in search exists with no articles yet: it finds nothing, and lint says so once
+            tools[KB_TOOL] = KnowledgeBaseTool(KnowledgeBase([], files.root, emb))
+            file, line, what = users[0]
+            problems.append(Problem(file, line, "warning", f"{what} searches the knowledge base, but kb/ has no "
+                                    "documents yet: it finds nothing until articles (.md or .txt) are added "
+                                    "under kb/"))
     for decl in files.config.tools.values():
         try:
             tools[decl.name] = build_declared(decl, files.root)
@@ -158,6 +166,15 @@ def _inferred_types(sops: list[Sop], types: dict[str, dict[str, SlotType]]) -> l
             out.append(Problem(sop.file, line, "info",
                                f"slot {name!r} is read as {type_label(st)} ({st.origin}); declare it to change "
                                f"that: {name}:<type> in gar.csv params or slots: {{{name}: <type>}} in the SOP"))
+    return out
+
+
+def _tool_users(files: WorkspaceFiles, sops: list[Sop], tool: str) -> list[tuple[str, int, str]]:
+    """Where a tool is named: (file, line, what) for each GAR row, SOP step and agent that uses it."""
+    out = [("gar.csv", row.line, f"action {row.action!r}") for row in files.gar if row.api == tool]
+    out += [(sop.file, node.line, f"step {node.label!r}") for sop in sops for node in sop.nodes.values()
+            if node.tool == tool]
+    out += [("store.yaml", 0, f"agent {name!r}") for name, decl in files.config.agents.items() if tool in decl.tools]
     return out
 
 

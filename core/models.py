@@ -134,6 +134,8 @@ class Trace(BaseModel):
     denied: list[dict[str, Any]] = Field(default_factory=list)
     memory: dict[str, Any] = Field(default_factory=dict)
     grounding: dict[str, Any] = Field(default_factory=dict)
+    slots: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per goal type: values set this turn
+    why: list[str] = Field(default_factory=list)  # the turn in plain sentences (core.explain)
     llm: list[dict[str, Any]] = Field(default_factory=list)
     attempts: int = 1
     latency_ms: float = 0.0

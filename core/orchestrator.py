@@ -12,8 +12,9 @@ from core import render
 from core import text as T
 from core.agents import SpecialistAgent
 from core.brains.base import Brain, TurnContext, begin_turn, phrase
-from core.domain.commerce import Commerce
+from core.domain.commerce import OFFERED, Commerce
 from core.errors import LLMUnavailableError, SessionBusyError, StateConflictError
+from core.explain import explain
 from core.goals import GoalOps
 from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
 from core.lexicons import language_names, language_of, readable
@@ -195,6 +196,7 @@ class Orchestrator:
         if cut:
             trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
         state.history.append(Message(role="user", text=said, turn=state.turn))
+        before = {gid: dict(g.slots) for gid, g in state.goals.items()}
         self._reconcile(t)
         if readable(said, self.languages):
             self._route(t)
@@ -216,6 +218,8 @@ class Orchestrator:
         trace.reply = reply
         trace.reading = t.reading.as_dict()
         trace.stack_ops = t.ops.ops
+        trace.slots = _slot_changes(before, state)
+        trace.why = explain(trace.model_dump(mode="json"))
         return t
 
     def _reconcile(self, t: Turn) -> None:
@@ -384,6 +388,18 @@ class Orchestrator:
 
 
 MAX_MESSAGE_CHARS = 4000
+
+
+def _slot_changes(before: dict[str, dict[str, Any]], state: SessionState) -> dict[str, dict[str, Any]]:
+    """The slot values a turn set or changed, per goal type (the engine's own keys left out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for gid, goal in state.goals.items():
+        old = before.get(gid, {})
+        changed = {k: v for k, v in goal.slots.items() if not k.startswith("_") and k != OFFERED
+                   and (k not in old or old[k] != v)}
+        if changed:
+            out.setdefault(goal.type, {}).update(changed)
+    return out
 
 
 def _sanitise(text: str) -> str:

@@ -29,6 +29,7 @@ from core.replies import say
 from core.slots import find_option
 from core.sop.graph import SESSION_SLOTS, Sop
 from core.tools.gateway import ToolGateway, ToolScript
+from core.tools.kb import KB_TOOL
 from core.understanding import (
     Answer,
     CancelGoal,
@@ -47,7 +48,6 @@ from core.understanding import (
 )
 from core.understanding.signals import NOT_KEPT
 
-KB_TOOL = "knowledge_base.search"
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
 
 
@@ -340,8 +340,22 @@ class CommandProcessor:
                 return
         side: list[Command] = [c for c in commands if isinstance(c, KnowledgeQuestion)
                 or isinstance(c, FollowUp) and c.about == "items"]
-        if side and goal.pending:
+        answer = _first(commands, Answer)
+        if side and goal.pending and not (answer is not None and answer.reading is not None
+                                          and answer.reading.ask == goal.pending):
             self._doubt(t, goal, sop, side)
+            return
+        if side and goal.pending:  # an answer and a side question: the side question's answer, then the flow
+            if self._take_values(t, goal, sop, agent, commands):
+                question = next((c for c in side if isinstance(c, KnowledgeQuestion)), None)
+                if question is not None and self.gateway.tools.get(KB_TOOL) is not None:
+                    t.reading.add(question)
+                    self._kb_answer(t, question.query or question.evidence, "orchestrator")
+                    t.trace.actions.append(EXTERNAL_KNOWLEDGE)
+                    t.trace.decisions.append("answer taken, and the side question beside it answered")
+                self._run_active(t)
+            else:
+                self._doubt(t, goal, sop, side)
             return
         accepted = self._take_values(t, goal, sop, agent, commands)
         if accepted is False or (accepted is None and goal.pending and any(

@@ -485,6 +485,17 @@ FRONTED = re.compile(r"(?:^|(?<=[.!?]))\s*" + _lex("subordinate").pattern
                      + r"(?:(?!" + _REQUEST_STARTS + r")[^,;.!?])*(?:,|" + _REQUEST_STARTS + ")", re.I)
 
 
+def statement_and_question(text: str) -> tuple[str, str]:
+    """A statement and the question it runs into after a comma ("the brakes squeak, how much is a service?"
+    -> ("the brakes squeak", "how much is a service?")); ("", text) when the message is not of that form."""
+    t = LEX.segment(text.strip())
+    for m in re.finditer(r"[,;]\s+", t):
+        head, tail = t[:m.start()].strip(), t[m.end():].strip()
+        if len(tokens(head)) >= 2 and is_question(tail) and QUESTION_START.match(tail) and not is_question(head):
+            return head, tail
+    return "", text
+
+
 def main_clause(text: str) -> str:
     """The message without the parts that say why or when rather than what is asked ("I need to check my
     statement to see if I can afford the trip" -> "I need to look at my statement"; "Before I head out to eat, I

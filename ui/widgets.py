@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.explain import explain
 from core.playground import CheckResult, MappingProblem
 from core.problems import Problem
 from core.testing import FileResult
@@ -72,14 +73,17 @@ def broken_tests(results: list[FileResult]) -> None:
                     st.caption(f)
 
 
-def trace(tr: dict[str, Any]) -> None:
-    """One turn's trace: perception, decisions, stack operations, tool calls, grounding, memory."""
+def trace(tr: dict[str, Any], *, why: bool = True) -> None:
+    """One turn's trace: why this reply (unless shown beside it), perception, decisions, stack operations,
+    tool calls, grounding, memory."""
     perception = tr.get("perception") or {}
     intents = perception.get("intents") or []
     cols = st.columns(3)
     cols[0].metric("latency", f"{tr.get('latency_ms', 0):.0f} ms")
     cols[1].metric("tool calls", len(tr.get("tool_calls") or []))
     cols[2].metric("LLM calls", len(tr.get("llm") or []))
+    if why:
+        why_this_reply(tr)
     if intents:
         st.caption("Intent scores: " + ", ".join(f"{name} {score:.2f}" for name, score in intents))
     read = reading_lines(tr.get("reading") or {})
@@ -114,6 +118,13 @@ def trace(tr: dict[str, Any]) -> None:
         st.warning(f"Grounding check replaced a reply: {grounding['ungrounded']}")
     with st.popover("Raw trace"):
         st.json(tr, expanded=1)
+
+
+def why_this_reply(tr: dict[str, Any]) -> None:
+    """The turn in plain sentences: what was read, what decided, what the tools returned, what grounding did."""
+    lines = tr.get("why") or explain(tr)  # traces stored before explanations existed are explained now
+    if lines:
+        st.markdown("**Why this reply**\n" + "\n".join(f"- {user_text(line)}" for line in lines))
 
 
 MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$])")

@@ -27,6 +27,7 @@ from core.brains.cleaning import clean_reply, normalise_code
 from core.slots import DECLINE, SlotType, extract, resolve_reference, validate
 from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node
+from core.tools.kb import KB_TOOL
 from core.understanding.commands import (
     Answer,
     CancelGoal,
@@ -135,7 +136,6 @@ class Say:
 
 # ---------------------------------------------------------------------------- checking a reading
 
-KB_TOOL = "knowledge_base.search"
 COPIED_KINDS = {"id", "email", "digits", "phone"}  # values that must appear in the customer's words
 NUMERIC_KINDS = {"money", "number"}
 MAX_QUERY_CHARS = 300

@@ -30,6 +30,7 @@ from core.brains.llm import LLMSettings
 from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
 from core.errors import UserInputError
 from core.evaluation import SyntheticReport, run_synthetic
+from core.explain import op_text
 from core.importers.star import ImportResult
 from core.lexicons import lexicons
 from core.memory import open_preference_memory
@@ -377,7 +378,7 @@ class Playground:
                 "user": tr.get("user", ""),
                 "active goal": active or "",
                 "stack (bottom → top)": " → ".join(stack),
-                "operations": "; ".join(_op_text(op) for op in ops),
+                "operations": "; ".join(op_text(op) for op in ops),
                 "actions": ", ".join(tr.get("actions") or []),
                 "reply": tr.get("reply", ""),
             })
@@ -844,11 +845,6 @@ def _cell(value: Any) -> str:
 def _short(value: Any, limit: int = 300) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _op_text(op: dict[str, Any]) -> str:
-    extra = op.get("reason") or op.get("outcome") or ""
-    return f"{op.get('op')} {op.get('goal')}" + (f" ({extra})" if extra else "")
 
 
 __all__ = ["INVENTORY_TYPES", "Playground", "SopCheck", "SopFile", "TurnView"]

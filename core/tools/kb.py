@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 
 MAX_PASSAGE = 900  # characters; a longer paragraph is cut between sentences (MiniLM reads ~256 tokens)
 MIN_PASSAGE = 40  # a shorter block ("Note:", a lead-in line) joins the block after it
+KB_TOOL = "knowledge_base.search"  # the built-in search tool
 DEFAULT_MIN_SCORE = 0.30  # cosine similarity a passage needs to be an answer at all
 LEXICAL_WEIGHT = 0.3  # how much the question's rare words found in a passage add to its similarity
 CANDIDATES = 24  # passages the vectors and the words each propose before they are weighed together

@@ -43,12 +43,14 @@ from core.understanding.commands import (
 )
 from core.understanding.signals import (
     CLEAR_MARGIN,
+    IDENTIFYING,
     LOW_INTENT,
     NOT_KEPT,
     asks_choice,
     choice_words,
     clear_lead,
     corrects,
+    describing,
     explained_by,
     free_text,
     gives_values,
@@ -360,6 +362,9 @@ class RuleReader:
         elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other)
         answer = [] if elsewhere else list(agent.answer_values(goal, sop, text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not part_of(v, answer)}
+        if answer and describing(agent, sop, pending):  # "it stopped working since yesterday" to "what is wrong?":
+            types = agent.types(sop)  # a day or an amount inside a description is part of it, not an answer
+            corrections = {k: v for k, v in corrections.items() if k in fixes or types[k].kind in IDENTIFYING}
         if goal.pending and not answer and not corrections and corrects(text):  # "sorry, I meant Spain"
             fix = agent.corrected_text(goal, sop, text)
             if fix is not None:
@@ -554,10 +559,11 @@ class RuleReader:
         return [SetSlots(evidence=c.p.text, values=found, words=value_words(c.p.text, found), sop=sop.id,
                          unavailable=tuple(unavailable))]
 
-    def kept_answer(self, goal: Goal, text: str) -> Answer | None:
+    def kept_answer(self, goal: Goal, text: str, *, free: bool = False) -> Answer | None:
         """A message that answers the pending question and asks for something else: its answer (typed
         values only, not a yes or no, complete), kept so the question is not asked again when the goal
-        comes back."""
+        comes back. ``free``: a free-text answer counts too (its statement beside a side question: "the
+        brakes squeak; how long does a service take?")."""
         sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
         node = sop.node(goal.pending) if sop is not None else None
         if sop is None or agent is None or node is None:
@@ -566,11 +572,16 @@ class RuleReader:
         # from the parts that ask for nothing ("2pm is good. Also, what's the weather?": its first part), and
         # never a yes or no: "sure, please book this one" agrees to the request, not to "search for another?";
         # a confirmation is not assumed from a message whose business is another request (asked again later)
-        parts = T.clauses(text, min_tokens=1) or [text]
+        head, tail = T.statement_and_question(text) if free else ("", text)
+        parts = [head, tail] if head else T.clauses(text, min_tokens=1) or [text]
         said = " ".join(part for part in parts if not (T.is_question(part) or T.is_request(self.brain.correct(part))
                                                         or T.wants_it_now(part)))
-        values = {k: v for k, v in agent.answer_values(goal, sop, said, typed_only=True).items()
-                  if k in types and types[k].kind not in ("text", "boolean")} if said else {}
+        if free and said and said != text and all(p.name in types and types[p.name].kind == "text"
+                                                  for p in node.fills if not p.optional) and node.fills:
+            values = {p.name: said.strip(" ,;.") for p in node.fills if not p.optional}
+        else:
+            values = {k: v for k, v in agent.answer_values(goal, sop, said, typed_only=True).items()
+                      if k in types and types[k].kind not in ("text", "boolean")} if said else {}
         merged = {**goal.slots, **values}
         if not values or any(merged.get(p.name) in (None, "") for p in node.fills if not p.optional):
             return None
@@ -593,8 +604,9 @@ class RuleReader:
             return [*out, GoBack(evidence=text, target=r.go_back.label)]
         if r.unable and agent.can_skip(goal, sop):
             return [*out, Skip(evidence=text, question=goal.pending or "")]
-        if r.doubt:
-            return [*out, *self.doubt(c, goal)]
+        if r.doubt:  # a side question; the pending question's answer beside it is taken first
+            given = self.kept_answer(goal, text, free=True)
+            return [*out, *([given] if given is not None else []), *self.doubt(c, goal)]
         if r.unavailable:
             out.append(SetSlots(evidence=text, unavailable=r.unavailable))
         if r.answer is not None:

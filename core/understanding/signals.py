@@ -119,6 +119,15 @@ def free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
         p.name in types and types[p.name].kind == "text" for p in node.fills)
 
 
+IDENTIFYING = frozenset({"email", "phone", "id", "digits"})  # kinds whose value says which slot it is for
+
+
+def describing(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
+    """Whether a question asks the customer to describe something in their own words ("what is wrong?")."""
+    types = agent.types(sop)
+    return free_text(agent, sop, node) and node is not None and all(types[p.name].describes for p in node.fills)
+
+
 def gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, Any]) -> bool:
     """Whether a question carries new values for the goal ("why don't you try PIN 3941?"): then it is
     information to use, not a doubt to answer from the knowledge base. ``found``: the values the message

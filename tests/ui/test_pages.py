@@ -125,6 +125,8 @@ def test_tests_page_runs_the_workspace_conversations(at: AppTest, app_ws: Path) 
     at.button(key="run_tests").click().run()
     assert any("1 of 2 files passed" in e.value for e in at.error)
     assert any("expected active_goal" in e.value or "active_goal" in e.value for e in at.error)
+    page = texts(at)  # beside the failed expectation: why the engine did what it did
+    assert "Why this reply" in page and "a request for sales.recommend_item" in page.replace("\\", ""), page
 
 
 def test_workspace_switch_and_create(at: AppTest, app_ws: Path, tmp_path: Path) -> None:
