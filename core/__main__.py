@@ -13,6 +13,7 @@ from core.domain.commerce import OFFERED
 from core.errors import SopError, UserInputError
 from core.problems import errors
 from core.understanding.commands import reading_lines
+from core.workspace import read_text_file
 
 
 def _ws(args: argparse.Namespace) -> Path:
@@ -84,6 +85,32 @@ def cmd_test(args: argparse.Namespace) -> int:
                     print(f"      turn {i} ({t.user!r}): {f}")
         print(f"{passed} passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay a recording against the workspace (or, with --sop, against an edit of it) side by side."""
+    from core.build import load_workspace
+    from core.playground.changes import ChangeSet, staged
+    from core.replay import Recording, replay
+
+    root = _ws(args)
+    recording = Recording.load(Path(args.recording))
+    change = ChangeSet("replay")
+    for edit in args.sop or []:
+        rel, sep, file = edit.partition("=")
+        if not sep or not rel.strip() or not file.strip():
+            raise UserInputError(f"--sop {edit!r}: expected PATH_IN_WORKSPACE=EDITED_FILE, e.g. "
+                                 "sops/book.sop=/tmp/book.sop")
+        change.put(rel.strip(), read_text_file(Path(file.strip())))
+    saved = (root, load_workspace(root))
+    if change.files:
+        with staged(root, change) as stage:
+            report = replay(recording, (stage, load_workspace(stage)), saved, after_label="edited: "
+                            + ", ".join(change.files))
+    else:
+        report = replay(recording, saved, after_label=f"workspace {root.name} as saved")
+    print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) if args.json else report.text())
+    return 0
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -255,6 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     test = add("test", "run conversation test files")
     test.add_argument("paths", nargs="+")
     add("lint", "validate SOPs, GAR, store.yaml, inventory and KB")
+    rerun = add("replay", "replay a recorded conversation against the workspace or an edited SOP, side by side")
+    rerun.add_argument("recording", help="a session exported from the Inspector (.json) or a conversation test "
+                                         "(.yaml)")
+    rerun.add_argument("--sop", action="append", default=None, metavar="PATH=FILE",
+                       help="replace a workspace file for the replay, e.g. sops/book.sop=edited.sop (repeatable); "
+                            "without it the recording is compared with the workspace as saved")
     evaluate = sub.add_parser("eval", help="evaluate the agent on a workspace's SOPs")
     kinds = evaluate.add_subparsers(dest="evaluation", required=True)
     synthetic = kinds.add_parser("synthetic", help="synthetic sessions per SOP, graded state by state (paper §4)")
@@ -312,8 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     args.workspace_given = args.workspace is not None
     if args.workspace is None:
         args.workspace = os.getcwd()
-    handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "eval": cmd_eval, "bench": cmd_bench,
-                "import": cmd_import}
+    handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "replay": cmd_replay, "eval": cmd_eval,
+                "bench": cmd_bench, "import": cmd_import}
     try:
         return handlers[args.command](args)
     except SopError as exc:

@@ -77,7 +77,8 @@ def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str
 st.title("SOP studio")
 st.caption("Write SOPs as indented text in the paper's style or as JSON node graphs. Lint runs as you edit; "
            "saving is refused while there are errors, and every save can be undone.")
-tab_sops, tab_gar, tab_history = st.tabs(["SOPs", "Global Action Repository", "History and undo"])
+tab_sops, tab_gar, tab_replay, tab_history = st.tabs(["SOPs", "Global Action Repository", "Replay a conversation",
+                                                      "History and undo"])
 
 with tab_sops:
     files = pg.sop_files()
@@ -238,6 +239,41 @@ with tab_gar:
     else:
         g2.caption("Saved; the next chat turn uses this version.")
     widgets.problems([p for p in pg.problems if p.file == "gar.csv"])
+
+with tab_replay:
+    drafts = pg.drafts.names()
+    st.caption("Send a recorded chat (or a conversation test) again to the SOPs with your unsaved drafts, beside the "
+               "workspace as saved, and see which replies and decisions change before you save. Tool results come "
+               "from the recording; a tool that changes things is never run again for a recorded chat.")
+    st.markdown("**Drafts compared:** " + (", ".join(f"`{d}`" for d in drafts) if drafts else
+                "none: a chat is compared with what it did when it was recorded"))
+    source = st.radio("Recording", ["A chat", "A conversation test"], horizontal=True, key="replay_source")
+    chats, tests = pg.sessions(), pg.conversation_files()
+    picked_chat, picked_test = "", None
+    if source == "A chat":
+        labels = {c["session_id"]: widgets.session_label(c) for c in chats}
+        if labels:
+            ids, mine = list(labels), services.session_id()
+            picked_chat = st.selectbox("Chat", ids, index=ids.index(mine) if mine in ids else 0,
+                                       format_func=lambda i: labels[i], key="replay_chat") or ""
+        else:
+            st.info("No chats yet: talk to the agent on the Chat page first.")
+    else:
+        rel_tests = {str(t.relative_to(pg.root)): t for t in tests}
+        name = st.selectbox("Conversation test", list(rel_tests), key="replay_test") if rel_tests else None
+        picked_test = rel_tests.get(name) if name else None
+        if not rel_tests:
+            st.info("No conversation tests in this workspace yet.")
+    if st.button("Replay", type="primary", icon=":material/replay:", key="replay_run",
+                 disabled=not (picked_chat or picked_test)):
+        bar = st.progress(0.0, text="replaying")
+        try:
+            st.session_state["replay_report"] = pg.replay(
+                session_id=picked_chat, test=picked_test, progress=lambda f, s: bar.progress(f, text=s)).to_dict()
+        except UserInputError as exc:
+            st.error(str(exc))
+    if st.session_state.get("replay_report"):
+        widgets.replay_report(st.session_state["replay_report"])
 
 with tab_history:
     saved_changes = pg.backups()

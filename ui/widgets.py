@@ -127,6 +127,30 @@ def why_this_reply(tr: dict[str, Any]) -> None:
         st.markdown("**Why this reply**\n" + "\n".join(f"- {user_text(line)}" for line in lines))
 
 
+def replay_report(rep: dict[str, Any]) -> None:
+    """A replay side by side: how many turns change, then each turn before and after."""
+    changed = rep["changed"]
+    (st.warning if changed else st.success)(
+        f"{changed} of {rep['turns']} turn(s) change ({rep['before']} → {rep['after']})")
+    for t in rep["details"]:
+        title = f"Turn {t['turn']}: {t['user'][:80]}" + (f" · changed: {', '.join(t['changed'])}" if t["changed"]
+                                                          else " · unchanged")
+        with st.expander(title, expanded=bool(t["changed"])):
+            left, right = st.columns(2)
+            for col, side, label in ((left, t["before"], rep["before"]), (right, t["after"], rep["after"])):
+                with col:
+                    st.markdown(f"**{label.capitalize()}**")
+                    st.markdown(f"**Reply:** {_cell(side['reply'])}")
+                    for aspect, what in (("steps", "Steps"), ("tools", "Tools"), ("decisions", "Decisions")):
+                        if side[aspect]:
+                            mark = " :orange[(changed)]" if aspect in t["changed"] else ""
+                            st.markdown(f"**{what}**{mark}\n" + "\n".join(f"- {user_text(x)}" for x in side[aspect]))
+                    if side["why"]:
+                        st.caption(" ".join(side["why"]))
+            for note in t["notes"]:
+                st.caption(f":material/info: {note}")
+
+
 MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$])")
 
 

@@ -62,6 +62,7 @@ from core.playground.uploads import (
 )
 from core.problems import Problem, errors
 from core.recording import accept, chat_spec, dump, file_stem, fill_expectations
+from core.replay import Recording, ReplayReport, replay
 from core.retrieval import CachedEmbedder, Progress
 from core.sop import Sop
 from core.store import open_state_store
@@ -811,6 +812,41 @@ class Playground:
         fill_expectations(spec, first)
         result = self._apply(ChangeSet(f"save chat as {rel}").put(rel, dump(spec)))
         return rel, result, run_spec(spec, path, self.root, cache)
+
+    def replay(self, *, session_id: str = "", test: Path | None = None,
+               progress: Progress | None = None) -> ReplayReport:
+        """Replay a chat of this workspace (or a conversation test) against the unsaved drafts, beside the
+        workspace as saved: the turns whose replies, steps, tools or decisions change (:mod:`core.replay`).
+        With no drafts, a chat is compared with what it did when it was recorded."""
+        if session_id:
+            traces = self.traces(session_id)
+            if not traces:
+                raise UserInputError(f"session {session_id!r} has no turns to replay")
+            state = self.state(session_id)
+            recording = Recording.from_traces(f"chat: {str(traces[0].get('user', ''))[:50]}", traces,
+                                              state.customer_id if state else "")
+        elif test is not None:
+            recording = Recording.load(test)
+        else:
+            raise UserInputError("pick a chat or a conversation test to replay")
+        drafts = {rel: text for rel in self.drafts.names() if (text := self.drafts.get(rel)) is not None}
+        saved = (self.root, self._indexed_workspace())
+        build: dict[str, Any] = {"brain": self.brain, "llm": self.llm}
+        if not drafts:
+            if not recording.has_replies:
+                raise UserInputError("there are no unsaved drafts to compare with: edit an SOP or the GAR first")
+            return replay(recording, saved, before_label="as recorded", after_label="as saved now",
+                          progress=progress, **build)
+        change = ChangeSet("replay")
+        for rel, text in drafts.items():
+            change.put(rel, text)
+        with staged(self.root, change) as stage:
+            edited = load_workspace(stage, self.embedder)
+            if errors(edited.problems):
+                first = errors(edited.problems)[0]
+                raise UserInputError(f"the drafts do not compile, so nothing can be replayed yet: {first}")
+            return replay(recording, (stage, edited), saved, before_label="as saved",
+                          after_label="with the drafts of " + ", ".join(sorted(drafts)), progress=progress, **build)
 
     def evaluate(self, sessions: int = 60, seed: int = 7, progress: Progress | None = None) -> SyntheticReport:
         """The paper's synthetic evaluation of this workspace's SOPs with the current brain (fresh temporary stores)."""

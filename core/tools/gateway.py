@@ -34,10 +34,13 @@ class ToolScript:
         self._spec: dict[str, list[dict[str, Any]] | dict[str, Any]] = dict(spec or {})
         self._used: dict[str, int] = {}
 
-    def has(self, tool: str) -> bool:
+    def has(self, tool: str, args: Mapping[str, Any] | None = None) -> bool:
+        """Whether the script gives this call's outcome (``args``: the call's arguments, for scripts that
+        answer by them, such as a replay's recorded calls)."""
         return tool in self._spec
 
-    def next(self, tool: str) -> dict[str, Any]:
+    def next(self, tool: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The outcome of this call: ``{result}``, ``{error, kind?}`` or ``{timeout: true}``."""
         entry = self._spec[tool]
         if isinstance(entry, list):
             i = self._used.get(tool, 0)
@@ -76,8 +79,8 @@ class ToolGateway:
             call.args = impl.spec.bind(call.args)
             call.side_effects = impl.spec.side_effects
             call.key = key if impl.spec.side_effects else ""
-        if script is not None and script.has(tool):
-            return self._scripted(call, script.next(tool), started)
+        if script is not None and script.has(tool, call.args):
+            return self._scripted(call, script.next(tool, call.args), started)
         if impl is None:
             return self._fail(call, f"unknown tool {tool!r}", "failure", started)
         try:

@@ -292,3 +292,21 @@ def test_studio_quick_fix_adds_an_unknown_step_to_the_gar_and_history_shows_the_
     assert at.text_area(key="src_1_recommend_item.sop").value == edited
     history = "\n".join(c.value for c in at.code)
     assert "+ask user for delivery city,ask_user_input,,,delivery_city" in history
+
+
+def test_studio_replays_a_chat_against_the_unsaved_draft(at: AppTest, app_ws: Path) -> None:
+    _chat(at, "Recommend a gaming mouse")
+    assert "budget" in at.chat_message[1].markdown[0].value.lower()
+    at.switch_page("pages/studio.py").run()
+    at.toggle(key="studio_plain_editor").set_value(True).run()
+    at.radio(key="sop_choice_0").set_value("recommend_item.sop").run()
+    saved = (app_ws / "sops" / "recommend_item.sop").read_text()
+    at.text_area(key="src_0_recommend_item.sop").set_value(saved.replace("ask user for budget\n", "")).run()
+    assert not at.exception, at.exception
+    at.button(key="replay_run").click().run()
+    assert not at.exception, at.exception
+    assert any("1 of 1 turn(s) change (as saved → with the drafts of sops/recommend_item.sop)" in w.value
+               for w in at.warning), [w.value for w in at.warning]
+    page = texts(at)
+    assert "ask user for budget" in page and "search inventory for matching items" in page
+    assert (app_ws / "sops" / "recommend_item.sop").read_text() == saved  # the replay saved nothing
