@@ -273,8 +273,8 @@ class SpecialistAgent:
     def unavailable_named(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any]) -> list[str]:
         """Slots a message says the customer cannot give, before they are asked ("I don't remember my
         account number"): named by a word only that question uses (not those ``given``, known or noted)."""
-        if not T.is_unable(text):
-            return []
+        if not T.is_unable(text) or (not goal.memory and any(T.is_unable(t) for t in sop.triggers)):
+            return []  # an SOP asked for with "I can't find my card" is about the lost card, not a refusal
         said = {T.singular(w) for w in T.words(text)}
         asks = [n for n in sop.nodes.values() if n.asks and n.fills]
         topics = {n.id: _topic_words(n) for n in asks}
@@ -343,8 +343,9 @@ class SpecialistAgent:
                 continue
             if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my PIN is 0314",
                 val = labelled_value(st, name, text)  # or the one number the customer could not give before
-                if not validate(st, val) and st.kind == "phone" and st.region:  # valid in the store's region:
-                    val = extract(st, text, asked=False)  # a phone number, labelled or not ("085 123 4567")
+                if not validate(st, val) and (st.kind == "phone" and st.region or st.kind == "digits"):
+                    val = extract(st, text, asked=False)  # a phone number valid in the store's region, labelled or
+                    #                                       not ("085 123 4567"), or a long code of its exact length
                 if not validate(st, val) and self._only_missing_number(goal, sop, name) and _lone_number(text):
                     val = extract(st, str(_lone_number(text)), asked=True)
                 if validate(st, val):
@@ -520,8 +521,9 @@ class SpecialistAgent:
                 taken = True
             elif b.expr:
                 tree = parse(b.condition)
-                seen.update({path: _brief(lookup(goal.slots, path)) for path in paths(tree)})
-                taken = bool(evaluate(tree, goal.slots))
+                context = goal.slots if sop.format == "json" else self._results_context(goal, sop, obs)
+                seen.update({path: _brief(lookup(context, path)) for path in paths(tree)})
+                taken = bool(evaluate(tree, context))
             else:
                 seen.setdefault("the last result", _brief(obs))
                 taken = self.env.brain.branch(b.condition, obs)
@@ -581,6 +583,13 @@ class SpecialistAgent:
 
     def _request_tool(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
         """Ask for a missing input first; else request the step's tool (one counted run of the step)."""
+        if sop.format != "json":  # a text SOP's tool takes what earlier tools returned by the param's name
+            facts = self._facts(goal)
+            found = {p.name: facts[p.name] for p in node.params if _unknown(goal, p.name)
+                     and facts.get(p.name) not in (None, "")}
+            if found:
+                goal.slots.update(found)
+                resp.decisions.append(f"{', '.join(found)} for {node.label!r} from an earlier result")
         missing = [p.name for p in node.params if not p.optional and _unknown(goal, p.name)]
         if missing:
             asker = self._asker_for(sop, missing[0], before=node.id)
@@ -773,6 +782,30 @@ class SpecialistAgent:
         # goal.step stays on the node: the loop runs it again (counted by _count_attempt)
 
     # ------------------------------------------------------------------ messages
+    @staticmethod
+    def _facts(goal: Goal) -> dict[str, Any]:
+        """The fields of what the goal's tools returned so far, the latest winning."""
+        facts: dict[str, Any] = {}
+        for entry in goal.memory:
+            if entry.feedback == "success" and isinstance(entry.observation, dict):
+                facts.update(entry.observation)
+        return facts
+
+    def _results_context(self, goal: Goal, sop: Sop, last: Any) -> dict[str, Any]:
+        """What a text SOP's written condition reads: slots, the fields of earlier results (``status``),
+        the last result (``result.status``) and each result under the words of its step and tool
+        (``loan.renewals`` after "look up the loan" or a tool ``loans.lookup``)."""
+        named: dict[str, Any] = {}
+        steps = {n.label: n for n in sop.nodes.values() if n.tool}
+        for entry in goal.memory:
+            node = steps.get(entry.action)
+            if node is None or entry.feedback != "success" or not isinstance(entry.observation, dict):
+                continue
+            for word in T.words(node.label) + T.words((node.tool or "").replace(".", " ").replace("_", " ")):
+                if word not in T.GENERAL_WORDS and len(word) > 2:
+                    named[word] = named[T.singular(word)] = entry.observation
+        return {**named, **self._facts(goal), **goal.slots, "result": last}
+
     def _message(self, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary) -> str:
         from core.brains.rule import fill_template
 
@@ -787,11 +820,7 @@ class SpecialistAgent:
             subject = next((goal.slots[n] for n, st in self.types(sop).items() if st.kind == "model"
                             and isinstance(goal.slots.get(n), str)), "")  # "what to try for your Dell XPS 13"
             return render.render_fix(obs, subject, short=short)
-        facts: dict[str, Any] = {}  # what the goal's tools returned so far, latest first to win
-        for entry in goal.memory:
-            if entry.feedback == "success" and isinstance(entry.observation, dict):
-                facts.update(entry.observation)
-        values = {**facts, **goal.slots}
+        values = {**self._facts(goal), **goal.slots}
         text = fill_template(node.message, values) if node.message else ""
         if isinstance(obs, dict) and "api_call" in node.kinds and not node.message:
             text = render.render_record(obs)

@@ -51,6 +51,9 @@ from core.understanding.signals import NOT_KEPT
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
 
 
+PERSONAL = frozenset({"email", "phone", "digits"})  # values that are the customer's own, whatever asks
+
+
 @dataclass
 class Turn:
     """Working data of one turn attempt."""
@@ -253,7 +256,8 @@ class CommandProcessor:
     def already_told(self, state: SessionState, sop: Sop) -> dict[str, Any]:
         """What the customer already said in this session that a new goal of ``sop`` asks for: their
         answers to this SOP's questions last time ("and what about Detroit?" keeps the day), yes/no
-        confirmations and picks excepted, and their own name from any goal."""
+        confirmations and picks excepted, their own name from any goal, and an identifying value (a card
+        number, an email) another SOP asked for under the same slot name and kind."""
         agent = self.agent_of(sop.id)
         if agent is None:
             return {}
@@ -267,9 +271,12 @@ class CommandProcessor:
             if old_sop is None or old_agent is None:
                 continue
             given = {k: v for k, v in old.slots.items() if v not in (None, "")}
+            old_types = old_agent.types(old_sop)
             if old.type == sop.id:
                 out.update({k: v for k, v in given.items() if k in keep})
-            old_types = old_agent.types(old_sop)
+            else:  # the customer's own card number, email or phone, asked by another SOP under the same name
+                out.update({k: v for k, v in given.items() if k in keep and k in old_types  # (not a record's id:
+                            and types[k].kind in PERSONAL and old_types[k].kind == types[k].kind})  # which order?)
             person = next((v for k, v in given.items() if k in old_types and old_types[k].person), None)
             if person is not None:
                 out.update({k: person for k in names})

@@ -293,9 +293,16 @@ def _boolean(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -
     return T.yes_no(msg) if asked else None
 
 
+LONG_CODE = 8  # digits: a code this long said unasked is a card or account number, not an amount or a year
+
+
 def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
-    if not asked:
-        return None
+    if not asked:  # unasked, only a code of a declared length that nothing else has ("my card is 2123 4000 ...")
+        if st.digits < LONG_CODE:
+            return None
+        found = [f for f in {*("".join(re.split(r"[ -]", m.group(0)))
+                               for m in re.finditer(r"(?<!\w)\d+(?:[ -]\d+)*(?!\w)", msg))} if len(f) == st.digits]
+        return found[0] if len(found) == 1 else None
     singles = re.findall(r"(?<!\w)\d+(?!\w)", msg)
     # a code written in groups ("4111 1111 1111 1111", "123-456") is one value, its separators dropped
     runs = [re.split(r"[ -]", m.group(0)) for m in re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg)]

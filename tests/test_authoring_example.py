@@ -31,7 +31,7 @@ def test_the_examples_conversation_tests_pass() -> None:
 
 def test_the_files_the_document_shows_are_the_examples_files() -> None:
     doc = DOC.read_text(encoding="utf-8")
-    shown = re.findall(r"```\w*\n# (examples/bike_repairs/\S+)\n(.*?)```", doc, re.S)
+    shown = re.findall(r"```\w*\n# (examples/\w+/\S+)[^\n]*\n(.*?)```", doc, re.S)
     assert len(shown) >= 5
     for rel, body in shown:
         assert body.strip() in (ROOT / rel).read_text(encoding="utf-8"), rel

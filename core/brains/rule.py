@@ -151,6 +151,13 @@ def _field_condition(core: str, obs: Any) -> bool | None:
     """'block reason is seller state change' against {'block_reason': 'seller state change'}."""
     if not isinstance(obs, dict):
         return None
+    has = re.match(r"^(?:.+?\s+)?(?:has|have|had)\s+(?:any\s+)?(.+)$", core.strip())
+    if has:  # "the loan has holds" against {'holds': 0}: the field the words name decides
+        wanted = {T.singular(w) for w in T.words(has.group(1))}
+        found = [v for k, v in obs.items()
+                 if wanted and wanted <= {T.singular(w) for w in T.words(str(k).replace("_", " "))}]
+        if found:
+            return any(_truthy(v) for v in found)
     m = re.match(r"^(?:the\s+)?(.+?)\s+(?:is|are|was|equals)\s+(.+)$", core.strip())
     if not m:
         return None
@@ -235,14 +242,18 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
     return PLACEHOLDER.sub(sub, template)
 
 
+# who is asked, as SOP authors name them: "ask user", "ask the patron", "ask caller" (a word before for/to/
+# if/which/...), so the question is put to "you" whatever the role is called
+WHO = (r"(?:the )?(?:(?:user|customer|seller|them) ?|[a-z]+ (?=(?:to|for|if|whether|about|which|what|when|where|how|"
+       r"who|whose)\b))?")
 ASK_FORMS = [
-    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?(?:to provide|to give|to share|to enter|for) (.+)$",
+    (re.compile(r"^ask " + WHO + r"(?:to provide|to give|to share|to enter|for) (.+)$",
                 re.I), "Could you please tell me {x}?"),
-    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?to (.+)$", re.I), "Could you please {x}?"),
-    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?(?:if|whether) (.+)$", re.I),
+    (re.compile(r"^ask " + WHO + r"to (.+)$", re.I), "Could you please {x}?"),
+    (re.compile(r"^ask " + WHO + r"(?:if|whether) (.+)$", re.I),
      "Could you tell me whether {x}?"),
-    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?about (.+)$", re.I), "Could you tell me about {x}?"),
-    (re.compile(r"^ask (?:the )?(?:user|customer|seller|them)? ?(?:for )?(.+)$", re.I),
+    (re.compile(r"^ask " + WHO + r"about (.+)$", re.I), "Could you tell me about {x}?"),
+    (re.compile(r"^ask " + WHO + r"(?:for )?(.+)$", re.I),
      "Could you please tell me {x}?"),
 ]
 LEAD_CLAUSE = re.compile(r"^.+?\band\s+(ask\b.*)$", re.I)  # "send otp and ask for ...": the ask is the question

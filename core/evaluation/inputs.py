@@ -97,8 +97,8 @@ STREETS = ["Elm Street", "Station Road", "Park Avenue", "Mill Lane", "Harbour Vi
 CITIES = ["Leeds LS1 4AB", "Bristol BS8 1TH", "York YO1 7HH", "Cardiff CF10 3AT", "Brighton BN1 1AE"]
 PHRASES = ["the blue one", "the larger of the two", "the one in the photo", "the second item", "the grey set",
            "the small wooden one"]
-SUBJECT = re.compile(r"^(?:.*?\band\s+)?(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:user|customer|seller|"
-                     r"them)?\s*(?:to\s+(?:provide|give|share|enter|describe|choose)|for|about|if|whether|to)?\s*(.*)$",
+SUBJECT = re.compile(r"^(?:.*?\band\s+)?(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:(?:user|customer|seller|"
+                     r"them)\b|[a-z]+(?=\s+(?:to|for|if|whether|about|which|what)\b))?\s*(?:to\s+(?:provide|give|share|enter|describe|choose)|for|about|if|whether|to)?\s*(.*)$",
                      re.I)
 
 Picked = TypeVar("Picked")

@@ -153,6 +153,15 @@ def parse(text: str) -> tuple:
     return _Parser(toks, text).parse()
 
 
+OPERATOR = re.compile(r"===|!==|==|!=|<=|>=|&&|\|\||(?<=\s)[<>](?=\s|$)")
+
+
+def is_expression(text: str) -> bool:
+    """Whether a text SOP's condition is written as an expression (``order.status == "delivered"``,
+    ``loan.renewals >= 3``) rather than in words ("if the order is delivered")."""
+    return bool(OPERATOR.search(text))
+
+
 def paths(node: tuple) -> list[str]:
     """The context keys a condition reads (without the ``context.`` prefix)."""
     if node[0] == "path":

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import yaml
 
 from core.problems import Problem
+from core.sop import expr
 from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import SESSION_SLOTS, Branch, Node, Sop
 from core.workspace import GarRow
@@ -165,7 +166,16 @@ class TextCompiler:
             for line in group:
                 target = self.seq(line.children, nxt)
                 cond = None if _is_else(line) else _strip_if(line.condition)
-                node.branches.append(Branch(cond, target))
+                written = cond is not None and expr.is_expression(cond)
+                if written:
+                    try:
+                        expr.parse(cond or "")
+                    except expr.ExprError as exc:
+                        col = line.indent + line.text.find(cond or "") + exc.column
+                        self.problems.append(Problem(self.file, line.no, "error", f"condition {cond!r}: {exc}",
+                                                     col))
+                        written = False
+                node.branches.append(Branch(cond, target, expr=written))
             if all(b.condition is not None for b in node.branches):
                 node.branches.append(Branch(None, nxt))
             self.nodes[node.id] = node

@@ -190,8 +190,8 @@ class RuleReader:
         other = p.intents[0][0] != goal.type and p.intents[0][1] >= LOW_INTENT if p.intents else False
         return p.question or T.is_request(p.text) or other or bool(self.named_sops(p.text) - {goal.type})
 
-    def clear_winner(self, p: Perception, active: Goal | None, notes: list[str], *,
-                     just_finished: bool = False) -> tuple[str, float] | None:
+    def clear_winner(self, p: Perception, active: Goal | None, notes: list[str], *, just_finished: bool = False,
+                     kb_knows: Callable[[], bool] = lambda: False) -> tuple[str, float] | None:
         """With no goal active, an SOP a message plainly points to though it scores under the threshold
         ("there is a charge on my card I never made" for a dispute): at least LOW_INTENT and CLEAR_MARGIN
         above every other SOP, or a request naming what only that SOP deals with ("can you book Tamarind
@@ -207,8 +207,8 @@ class RuleReader:
         if len(named) == 1 and (p.question or T.is_request(p.text) or sop_id in named):
             sop_id = next(iter(named))
             score = p.score(sop_id)
-            if score < NAMED_INTENT:
-                return None
+            if score < NAMED_INTENT or (p.question and not T.is_request(p.text) and kb_knows()):
+                return None  # a question the knowledge base answers ("what time do you open?") stays a question
         else:
             if just_finished and not (p.question or T.is_request(p.text)):
                 return None  # "Oh, that's lovely": a reaction to the result, not a new request
@@ -360,6 +360,8 @@ class RuleReader:
         other = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
         # "My member number is 4410273" while a free-text question waits: it answers another question
         elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other)
+        # "sorry, wrong card, it's 2123...": a correction of a filled slot is not the answer to a text question
+        elsewhere = elsewhere or bool(fixes) and corrects(text) and free_text(agent, sop, pending)
         answer = [] if elsewhere else list(agent.answer_values(goal, sop, text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not part_of(v, answer)}
         if answer and describing(agent, sop, pending):  # "it stopped working since yesterday" to "what is wrong?":
@@ -440,7 +442,8 @@ class RuleReader:
         p, active, notes = c.p, c.active, c.notes
         if only_social(p):  # "thanks, that report helps!" (but "Lovely! Now I'd like a canoe" asks)
             return None
-        best = p.best_intent(c.threshold) or self.clear_winner(p, active, notes, just_finished=c.just_finished)
+        best = p.best_intent(c.threshold) or self.clear_winner(p, active, notes, just_finished=c.just_finished,
+                                                               kb_knows=c.kb_knows)
         by_name = None
         if best is None or (active is not None and best[0] == active.type):
             best = by_name = self.asked_by_name(p, active, notes) \
