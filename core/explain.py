@@ -129,29 +129,29 @@ def _steps(trace: dict[str, Any]) -> str:
 
 
 def _tool(call: dict[str, Any]) -> str:
-    args = ", ".join(f"{k}={_short(v)}" for k, v in (call.get("args") or {}).items())
+    args = ", ".join(f"{k}={brief(v)}" for k, v in (call.get("args") or {}).items())
     how = " (scripted)" if call.get("scripted") else " (result reused from an earlier attempt)" \
         if call.get("reused") else ""
     head = f"Tool {call.get('tool')}({args}){how}"
     if call.get("ok", True):
-        return f"{head} returned {_short(call.get('result'))}."
+        return f"{head} returned {brief(call.get('result'))}."
     kind = call.get("error_kind") or "failure"
     meaning = {"invalid_input": "the tool says the input is wrong, so the value is asked for again",
                "bad_args": "the call's arguments do not match the tool's parameters (a mistake in the SOP or GAR)",
                "timeout": "it did not answer in time (an outage: retried unless it changes things)",
                "denied": "the agent may not call it"}.get(kind, "an outage of the tool or its service: retried")
-    return f"{head} failed ({kind}: {_short(call.get('error'))}): {meaning}."
+    return f"{head} failed ({kind}: {brief(call.get('error'))}): {meaning}."
 
 
 def _grounding(g: dict[str, Any]) -> str:
     out = []
     if g.get("replaced"):
-        out.append("Grounding replaced the draft reply: it stated " + ", ".join(_short(x) for x in g.get("ungrounded")
+        out.append("Grounding replaced the draft reply: it stated " + ", ".join(brief(x) for x in g.get("ungrounded")
                                                                                     or []) +
                    ", which no tool result, SOP text or customer message holds")
     llm = g.get("llm_reply") or {}
     if llm.get("replaced"):
-        out.append("the model's wording was not used: it stated " + ", ".join(_short(x) for x in llm.get("ungrounded")
+        out.append("the model's wording was not used: it stated " + ", ".join(brief(x) for x in llm.get("ungrounded")
                                                                                 or []) + " that the draft did not")
     elif llm:
         out.append("a language model worded the reply; every figure in it was checked against the tool results")
@@ -159,7 +159,7 @@ def _grounding(g: dict[str, Any]) -> str:
 
 
 def _value(value: Any) -> str:
-    return _quote(value) if isinstance(value, str) else _short(value)
+    return _quote(value) if isinstance(value, str) else brief(value)
 
 
 def _quote(text: Any) -> str:
@@ -167,7 +167,8 @@ def _quote(text: Any) -> str:
     return f"“{t if len(t) <= LIMIT else t[:LIMIT - 1] + '…'}”"
 
 
-def _short(value: Any) -> str:
+def brief(value: Any, limit: int = LIMIT) -> str:
+    """A value in one short line: passages by title and heading, items by name, long text cut."""
     if isinstance(value, list) and value and all(isinstance(v, dict) and "snippet" in v for v in value):
         text = f"{len(value)} passage(s): " + ", ".join(
             f"{v.get('title')}" + (f" › {v['heading']}" if v.get("heading") else "")
@@ -180,4 +181,4 @@ def _short(value: Any) -> str:
     else:
         text = str(value)
     text = " ".join(text.split())
-    return text if len(text) <= LIMIT else text[:LIMIT - 1] + "…"
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -46,7 +46,7 @@ def chat_spec(name: str, traces: Iterable[dict[str, Any]], *, external: Collecti
         script: dict[str, list[dict[str, Any]]] = {}
         for call in tr.get("tool_calls") or []:
             if call.get("tool") in external and call.get("error_kind") != "denied":
-                script.setdefault(str(call["tool"]), []).append(_outcome(call))
+                script.setdefault(str(call["tool"]), []).append(outcome(call))
         if script:
             turn["tools"] = {tool: (calls[0] if len(calls) == 1 else calls) for tool, calls in script.items()}
         turns.append(turn)
@@ -54,7 +54,8 @@ def chat_spec(name: str, traces: Iterable[dict[str, Any]], *, external: Collecti
     return spec
 
 
-def _outcome(call: dict[str, Any]) -> dict[str, Any]:
+def outcome(call: dict[str, Any]) -> dict[str, Any]:
+    """A traced tool call as the scripted outcome that gives the same result again."""
     if call.get("ok", True):
         return {"result": call.get("result")}
     if call.get("error_kind") == "timeout":

@@ -29,6 +29,7 @@ import yaml
 from core.build import Workspace, build_orchestrator
 from core.errors import UserInputError
 from core.memory.local import LocalPreferenceMemory
+from core.recording import outcome
 from core.store import open_state_store
 from core.tools.gateway import ToolScript
 from core.workspace import read_text_file
@@ -196,12 +197,12 @@ class ReplayTools(ToolScript):
         found = self._match(tool, args)
         if found is not None:
             self._taken.add(id(found))
-            return _outcome(found)
+            return outcome(found)
         earlier = next((c for c in reversed(self._all) if c.get("tool") == tool), None)
         if earlier is not None:
             self.notes.append(f"{tool}{_args_text(args)} changes things: not run; the recording's outcome of "
                               f"{tool}{_args_text(earlier.get('args'))} was used instead")
-            return _outcome(earlier)
+            return outcome(earlier)
         self.notes.append(f"{tool}{_args_text(args)} changes things and the recording never called it: not run")
         return {"error": NOT_RUN, "kind": "failure"}
 
@@ -275,14 +276,6 @@ def _run(recording: Recording, where: Loaded, report: Progress,
             store.close()
             memory.close()
     return out
-
-
-def _outcome(call: dict[str, Any]) -> dict[str, Any]:
-    if call.get("ok", True):
-        return {"result": call.get("result")}
-    if call.get("error_kind") == "timeout":
-        return {"timeout": True}
-    return {"error": call.get("error") or "failed", "kind": call.get("error_kind") or "failure"}
 
 
 def _key(args: Any) -> str:

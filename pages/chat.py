@@ -114,7 +114,7 @@ with right, st.container(key="goal_panel"):  # stays in view while the chat scro
                         + (f" · **step** `{panel['step']}`" if panel.get("step") else ""))
             st.markdown("**Slots**")
             if panel["slots"]:
-                st.dataframe(pd.DataFrame([{"slot": k, "value": widgets.brief(v)}
+                st.dataframe(pd.DataFrame([{"slot": k, "value": widgets.brief(v, 80)}
                                            for k, v in panel["slots"].items()]), hide_index=True, width="stretch")
             else:
                 st.caption("none yet")

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.explain import explain
+from core.explain import brief, explain
 from core.playground import CheckResult, MappingProblem
 from core.problems import Problem
 from core.testing import FileResult
@@ -157,20 +157,6 @@ MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$])")
 def user_text(text: str) -> str:
     """A customer's message shown literally (no markdown, links or images from what they typed)."""
     return MARKDOWN_SPECIALS.sub(r"\\\1", text)
-
-
-def brief(value: Any, limit: int = 80) -> str:
-    """A slot value in one short line: item lists by name, long text cut."""
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        names = [str(v.get("name") or v.get("title") or v.get("sku") or "?") for v in value]
-        text = f"{len(value)} items: " + ", ".join(names)
-    elif isinstance(value, dict):
-        text = ", ".join(f"{k}={v}" for k, v in value.items())
-    elif isinstance(value, list):
-        text = ", ".join(str(v) for v in value)
-    else:
-        text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _cell(value: Any) -> str:
