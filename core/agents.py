@@ -956,13 +956,13 @@ DESCRIPTION_WORDS = 2
 
 
 def _request_words(sop: Sop) -> set[str]:
-    """The word stems an SOP's trigger examples share (two or more of them use it): how customers ask for
-    the SOP ("fix", "bike"), not what they describe ("brakes", "broken")."""
+    """The word stems most of an SOP's trigger examples share (at least two, and half of them): how
+    customers ask for the SOP ("bike" in a repair shop's), not what they describe ("brakes", "broken")."""
     counts: dict[str, int] = {}
     for trigger in sop.triggers:
         for stem in {T.stem(w) for w in T.tokens(trigger)}:
             counts[stem] = counts.get(stem, 0) + 1
-    return {stem for stem, n in counts.items() if n >= 2}
+    return {stem for stem, n in counts.items() if n >= max(2, len(sop.triggers) / 2)}
 REQUEST_WORDS = frozenset("submit file make create raise lodge do like".split())
 
 

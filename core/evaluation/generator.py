@@ -135,11 +135,11 @@ class SopContext:
 
     def _describes(self, low: str) -> bool:
         title = {w[:5] for w in re.findall(r"[a-z]+", self.sop.title.lower())}
-        shared: dict[str, int] = {}  # words two or more trigger examples use: how customers ask, not what happened
+        shared: dict[str, int] = {}  # words most trigger examples use: how customers ask, not what happened
         for trigger in self.sop.triggers:
             for w in {w[:5] for w in re.findall(r"[a-z]+", trigger.lower())}:
                 shared[w] = shared.get(w, 0) + 1
-        title |= {w for w, n in shared.items() if n >= 2}
+        title |= {w for w, n in shared.items() if n >= max(2, len(self.sop.triggers) / 2)}
         extra = [w for w in re.findall(r"[a-z][a-z']*", low)
                  if w not in PLAIN_WORDS and "'" not in w and w[:5] not in title]
         polite = re.match(r"\s*(can|could|would|will) you\b", low)  # a request put as a question
