@@ -148,7 +148,7 @@ class SpecialistAgent:
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
-        values = _own_mentions(values, types, sop, text)
+        values = _own_words(_own_mentions(values, types, sop, text), types)
         for name, val in proposed_values(self.env.brain, node, text).items():  # a model's checked reading wins
             st = types.get(name)
             if st is not None and not (typed_only and st.kind == "text") \
@@ -169,10 +169,12 @@ class SpecialistAgent:
         if node is None or not node.asks:
             return None
         required = [p.name for p in node.fills if not p.optional]
+        # a question asking several values may be answered in parts ("ann@example.com", then "Ann Lee")
+        held = {p.name for p in node.fills if len(node.fills) > 1 and not _unknown(goal, p.name)}
         values = self.answer_values(goal, sop, text)
-        if not (values and all(r in values for r in required)):  # typos: "the firrst one"
+        if not (values and all(r in values or r in held for r in required)):  # typos: "the firrst one"
             values = self.answer_values(goal, sop, self.env.brain.correct(text)) or values
-        ok = bool(values) and all(r in values for r in required)
+        ok = bool(values) and all(r in values or r in held for r in required)
         if not ok:
             return AnswerReading(node.id, values, False, heard=self.env.brain.correct(text),
                                  declined=takes_offer(text) is False)
@@ -187,6 +189,10 @@ class SpecialistAgent:
             forget_offers(goal.slots, [p.name for p in node.fills])
         goal.memory.append(MemoryEntry(action=node.label, observation=reading.heard,
                                        feedback="success" if reading.ok else "fail", turn=turn))
+        types = self.types(sop)
+        if not reading.ok and len(node.fills) > 1:  # part of a question asking several values: kept, the rest
+            goal.slots.update({k: v for k, v in reading.values.items()  # asked again
+                               if k in types and types[k].kind not in GENERIC_KINDS})
         if reading.ok:
             goal.slots.update(reading.values)
             goal.slots.update(reading.enriched)
@@ -1034,6 +1040,19 @@ def _own_mentions(values: dict[str, Any], types: dict[str, SlotType], sop: Sop, 
         elif drop_unplaced:
             out.pop(name)
     return out
+
+
+GENERIC_KINDS = frozenset({"text", "name"})  # kinds that would take any words, a typed value's too
+
+
+def _own_words(values: dict[str, Any], types: dict[str, SlotType]) -> dict[str, Any]:
+    """One question asking several values ("your name and email"): each slot from its own words. A value
+    a typed slot took (an email, a phone, a date) is not also the name or the text of another slot."""
+    typed = [str(v).lower() for k, v in values.items() if k in types and types[k].kind not in GENERIC_KINDS
+             and isinstance(v, str)]
+    return {k: v for k, v in values.items() if not (k in types and types[k].kind in GENERIC_KINDS
+                                                    and isinstance(v, str) and typed
+                                                    and any(t in v.lower() for t in typed))}
 
 
 def _held(goal: Goal, node: Node) -> bool:

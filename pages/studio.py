@@ -251,11 +251,11 @@ with tab_replay:
     chats, tests = pg.sessions(), pg.conversation_files()
     picked_chat, picked_test = "", None
     if source == "A chat":
-        labels = {c["session_id"]: widgets.session_label(c) for c in chats}
-        if labels:
-            ids, mine = list(labels), services.session_id()
-            picked_chat = st.selectbox("Chat", ids, index=ids.index(mine) if mine in ids else 0,
-                                       format_func=lambda i: labels[i], key="replay_chat") or ""
+        by_label = {f"{widgets.session_label(c)} · {c['session_id']}": c["session_id"] for c in chats}
+        if by_label:
+            shown, mine = list(by_label), services.session_id()
+            here = next((i for i, label in enumerate(shown) if by_label[label] == mine), 0)
+            picked_chat = by_label.get(st.selectbox("Chat", shown, index=here, key="replay_chat") or "", "")
         else:
             st.info("No chats yet: talk to the agent on the Chat page first.")
     else:

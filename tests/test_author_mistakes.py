@@ -106,3 +106,30 @@ def test_written_and_worded_conditions_read_tool_results_in_a_text_sop(lib: Path
     trace = orch.last_trace("t") or {}
     assert "has been renewed 3 times already" in reply
     assert any("(saw loan.renewals = 3)" in d for d in trace["decisions"]), trace["decisions"]
+
+
+def test_a_question_asking_several_values_fills_each_from_its_own_words(tmp_path: Path,
+                                                                        embedder: CachedEmbedder) -> None:
+    ws = tmp_path / "bikes"
+    shutil.copytree(LIBRARY.parent / "bike_repairs", ws, ignore=shutil.ignore_patterns(".state", "__pycache__"))
+    gar = ws / "gar.csv"
+    gar.write_text(gar.read_text().replace(
+        "ask customer for their name,ask_user_input,your full name,,customer_name:name",
+        "ask customer for their name and email,ask_user_input,your full name and email address,,"
+        "customer_name:name|email:email"))
+    sop = ws / "sops" / "book_repair.sop"
+    sop.write_text(sop.read_text().replace("ask customer for their name\n", "ask customer for their name and email\n"))
+    orch = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.db", loaded=load_workspace(ws, embedder))
+    orch.handle_message("a", "I want to book a repair")
+    orch.handle_message("a", "ann.lee@example.com")  # one of the two: kept, and not copied into the name
+    state = orch.load_state("a")
+    assert state is not None and state.active_goal is not None
+    assert state.active_goal.slots.get("email") == "ann.lee@example.com"
+    assert "customer_name" not in state.active_goal.slots
+    assert "what is wrong" in orch.handle_message("a", "Ann Lee")
+    state = orch.load_state("a")
+    assert state is not None and state.active_goal is not None
+    assert (state.active_goal.slots["customer_name"], state.active_goal.slots["email"]) == \
+        ("Ann Lee", "ann.lee@example.com")
+    orch.handle_message("b", "I want to book a repair")
+    assert "what is wrong" in orch.handle_message("b", "Ann Lee, ann.lee@example.com")

@@ -379,6 +379,7 @@ def test_a_chat_saved_as_a_test_runs_green_and_a_breaking_save_shows_the_break(
     _plain_editor(page)
     before = snapshot(ws)
     area = page.get_by_label("sops/recommend_item.sop", exact=True)
+    expect(area).to_have_value(re.compile("ask user for"))  # drawn with the SOP before it is read
     area.fill(area.input_value().replace("---\nask user for", "---\nsay goodbye politely\nask user for", 1))
     area.press("Control+Enter")
     _idle(page)
@@ -436,14 +437,14 @@ def test_the_highlighting_editor_marks_lint_errors_at_their_line(page: Page, ser
 
 def test_a_chat_replayed_against_an_unsaved_sop_draft(page: Page, server: tuple[str, Path]) -> None:
     ws = server[1]
-    assert "budget" in _new_chat(page, "Recommend a gaming mouse").lower()
+    assert "category" in _new_chat(page, "Recommend something nice").lower()
     _go(page, "SOP studio")
     page.get_by_text("recommend_item.sop", exact=True).click()
     _idle(page)
     _plain_editor(page)
     area = page.get_by_label("sops/recommend_item.sop", exact=True)
     saved = (ws / "sops" / "recommend_item.sop").read_text()
-    area.fill(saved.replace("ask user for budget\n", ""))
+    area.fill(saved.replace("ask user for product category\n", ""))
     area.press("Control+Enter")
     _idle(page)
     page.get_by_role("tab", name="Replay a conversation").click()
@@ -452,8 +453,7 @@ def test_a_chat_replayed_against_an_unsaved_sop_draft(page: Page, server: tuple[
     expect(page.get_by_text("1 of 1 turn(s) change (as saved → with the drafts of sops/recommend_item.sop)")) \
         .to_be_visible(timeout=120_000)
     panel = page.locator("[data-testid=stExpander]", has_text="changed: reply")
-    expect(panel.get_by_text("ask user for budget", exact=True)).to_be_visible()
-    expect(panel.get_by_text("search inventory for matching items").first).to_be_visible()
+    expect(panel.get_by_text("ask user for product category", exact=True)).to_be_visible()
     _idle(page)
     _shot(page, "replay", full=True)
     assert (ws / "sops" / "recommend_item.sop").read_text() == saved  # nothing saved
