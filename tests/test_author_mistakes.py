@@ -106,6 +106,8 @@ def test_written_and_worded_conditions_read_tool_results_in_a_text_sop(lib: Path
     trace = orch.last_trace("t") or {}
     assert "has been renewed 3 times already" in reply
     assert any("(saw loan.renewals = 3)" in d for d in trace["decisions"]), trace["decisions"]
+    # the figures came from the lookup's result: the grounding check keeps the reply as written
+    assert trace["grounding"]["checked"] and not trace["grounding"].get("replaced"), trace["grounding"]
 
 
 def test_a_question_asking_several_values_fills_each_from_its_own_words(tmp_path: Path,
