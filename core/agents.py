@@ -214,7 +214,7 @@ class SpecialistAgent:
             k in types and extract(types[k], p, asked=True) == v for k, v in values.items()))
         if len(T.tokens(rest)) < 2:
             return {}
-        return {name: f"{goal.slots[name]}; {rest.strip(' ,.;')}" for name, st in self.types(sop).items()
+        return {name: f"{goal.slots[name]}; {rest.strip(' ,.;')}" for name, st in types.items()
                 if st.kind == "text" and st.describes and name in goal.slots and name not in values}
 
     def slot_words(self, sop: Sop) -> set[str]:

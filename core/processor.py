@@ -26,7 +26,7 @@ from core.goals import GoalOps
 from core.memory.base import PreferenceSummary
 from core.models import Goal, GoalStatus, SessionState, ToolCall, Trace
 from core.replies import say
-from core.slots import find_option
+from core.slots import PERSONAL_KINDS, find_option
 from core.sop.graph import SESSION_SLOTS, Sop
 from core.tools.gateway import ToolGateway, ToolScript
 from core.tools.kb import KB_TOOL
@@ -49,9 +49,6 @@ from core.understanding import (
 from core.understanding.signals import NOT_KEPT
 
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
-
-
-PERSONAL = frozenset({"email", "phone", "digits"})  # values that are the customer's own, whatever asks
 
 
 @dataclass
@@ -274,9 +271,10 @@ class CommandProcessor:
             old_types = old_agent.types(old_sop)
             if old.type == sop.id:
                 out.update({k: v for k, v in given.items() if k in keep})
-            else:  # the customer's own card number, email or phone, asked by another SOP under the same name
-                out.update({k: v for k, v in given.items() if k in keep and k in old_types  # (not a record's id:
-                            and types[k].kind in PERSONAL and old_types[k].kind == types[k].kind})  # which order?)
+            else:  # the customer's own card number, email or phone (not a record's id: which order?), asked by
+                #       another SOP under the same name
+                out.update({k: v for k, v in given.items() if k in keep and k in old_types
+                            and types[k].kind in PERSONAL_KINDS and old_types[k].kind == types[k].kind})
             person = next((v for k, v in given.items() if k in old_types and old_types[k].person), None)
             if person is not None:
                 out.update({k: person for k in names})

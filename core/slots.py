@@ -293,6 +293,9 @@ def _boolean(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -
     return T.yes_no(msg) if asked else None
 
 
+IDENTIFYING_KINDS = frozenset({"id", "email", "digits", "phone"})  # a value of these says which slot it is
+#   for, and is copied from the customer's words (never reworded)
+PERSONAL_KINDS = IDENTIFYING_KINDS - {"id"}  # the customer's own (a card number, an email), not a record's id
 LONG_CODE = 8  # digits: a code this long said unasked is a card or account number, not an amount or a year
 
 

@@ -53,7 +53,8 @@ def test_a_broken_written_condition_names_its_line_and_column(lib: Path, embedde
     sop = lib / "sops" / "renew_loan.sop"
     sop.write_text(sop.read_text().replace("if loan.holds > 0:", "if loan.holds > :"))
     msgs = _lint(lib, embedder)
-    assert any(m.startswith("sops/renew_loan.sop:14:") and "error: condition 'loan.holds >': unexpected end" in m for m in msgs), msgs
+    assert any(m.startswith("sops/renew_loan.sop:14:") and "error: condition 'loan.holds >': unexpected end" in m
+               for m in msgs), msgs
 
 
 def test_a_kb_search_with_an_empty_kb_is_a_warning_not_an_unknown_tool(lib: Path, embedder: CachedEmbedder) -> None:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core import text as T
 from core.brains.cleaning import clean_reply, normalise_code
-from core.slots import DECLINE, SlotType, extract, resolve_reference, validate
+from core.slots import DECLINE, IDENTIFYING_KINDS, SlotType, extract, resolve_reference, validate
 from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node
 from core.tools.kb import KB_TOOL
@@ -136,7 +136,6 @@ class Say:
 
 # ---------------------------------------------------------------------------- checking a reading
 
-COPIED_KINDS = {"id", "email", "digits", "phone"}  # values that must appear in the customer's words
 NUMERIC_KINDS = {"money", "number"}
 MAX_QUERY_CHARS = 300
 
@@ -322,7 +321,7 @@ def check_value(st: SlotType, raw: str, message: str, candidates: list[dict[str,
     got = extract(st, value, asked=True, candidates=candidates)
     if not validate(st, got):
         raise InvalidProposal(f"{value!r} is not a valid {st.name} ({what})")
-    if st.kind in COPIED_KINDS and _alnum(str(got)) not in _alnum(message):
+    if st.kind in IDENTIFYING_KINDS and _alnum(str(got)) not in _alnum(message):
         raise InvalidProposal(f"{got!r} does not appear in the customer's message; copy values, never invent them")
     if st.kind in NUMERIC_KINDS and round(float(got), 2) not in T.number_forms(message):
         raise InvalidProposal(f"{got!r} is not an amount the customer wrote")

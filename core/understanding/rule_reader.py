@@ -22,7 +22,7 @@ from core.domain.commerce import Commerce
 from core.lexicons import segment
 from core.memory.base import PreferenceSummary
 from core.models import Goal
-from core.slots import find_option
+from core.slots import IDENTIFYING_KINDS, find_option
 from core.sop.graph import Node, Sop
 from core.understanding.commands import (
     Answer,
@@ -43,7 +43,6 @@ from core.understanding.commands import (
 )
 from core.understanding.signals import (
     CLEAR_MARGIN,
-    IDENTIFYING,
     LOW_INTENT,
     NOT_KEPT,
     asks_choice,
@@ -366,7 +365,7 @@ class RuleReader:
         corrections = {k: v for k, v in other.items() if not part_of(v, answer)}
         if answer and describing(agent, sop, pending):  # "it stopped working since yesterday" to "what is wrong?":
             types = agent.types(sop)  # a day or an amount inside a description is part of it, not an answer
-            corrections = {k: v for k, v in corrections.items() if k in fixes or types[k].kind in IDENTIFYING}
+            corrections = {k: v for k, v in corrections.items() if k in fixes or types[k].kind in IDENTIFYING_KINDS}
         if goal.pending and not answer and not corrections and corrects(text):  # "sorry, I meant Spain"
             fix = agent.corrected_text(goal, sop, text)
             if fix is not None:

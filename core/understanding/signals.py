@@ -119,9 +119,6 @@ def free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
         p.name in types and types[p.name].kind == "text" for p in node.fills)
 
 
-IDENTIFYING = frozenset({"email", "phone", "id", "digits"})  # kinds whose value says which slot it is for
-
-
 def describing(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
     """Whether a question asks the customer to describe something in their own words ("what is wrong?")."""
     types = agent.types(sop)
