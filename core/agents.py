@@ -807,9 +807,7 @@ class SpecialistAgent:
             node = steps.get(entry.action)
             if node is None or entry.feedback != "success" or not isinstance(entry.observation, dict):
                 continue
-            for word in T.words(node.label) + T.words((node.tool or "").replace(".", " ").replace("_", " ")):
-                if word not in T.GENERAL_WORDS and len(word) > 2:
-                    named[word] = named[T.singular(word)] = entry.observation
+            named.update(dict.fromkeys(node.result_names(), entry.observation))
         return {**named, **self._facts(goal), **goal.slots, "result": last}
 
     def _message(self, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary) -> str:

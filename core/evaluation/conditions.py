@@ -36,6 +36,11 @@ PROPERTY = re.compile(r"\b(has|have|had|found|exists?|available|can|could|chose|
 # Verbs of consent make a yes/no condition only with someone doing them ("if the customer confirms");
 # a bare "approved" is more often a status value.
 CONSENT = re.compile(r"\b(agree[sd]?|accept(?:s|ed)?|confirm(?:s|ed)?|approve[sd]?|consent(?:s|ed)?)\b", re.I)
+# "if the patron says yes" / "if they answer no": what someone answered, whoever they are.
+ANSWERED = re.compile(r"\b(?:says?|said|answers?|answered|repl(?:y|ies|ied)|respond(?:s|ed)?)\s+(?:with\s+)?"
+                      r"(?:a\s+)?[\"']?(yes|no)\b", re.I)
+# A consent verb in its third-person form has someone doing it ("the caller agrees", "the patron confirms").
+CONSENTS = re.compile(r"\b(?:agrees|accepts|confirms|approves|consents)\b", re.I)
 PERSON = {"it", "this", "that", "user", "customer", "seller", "buyer", "he", "she", "they", "you"}
 YES_WORDS = {"yes", "true", "y"}
 NO_WORDS = {"no", "false", "n"}
@@ -70,6 +75,11 @@ def read_condition(text: str) -> Cond:
             return Cond("numeric", text, op=op, number=float(m.group(1)), unit=m.group(2) or "")
     if c in YES_WORDS | NO_WORDS:
         return Cond("polar", text, positive=c in YES_WORDS)
+    said = ANSWERED.search(c)
+    if said:
+        return Cond("polar", text, positive=(said.group(1).lower() in YES_WORDS) != bool(NEGATIVE.search(c)))
+    if CONSENTS.search(c):
+        return Cond("polar", text, positive=not NEGATIVE.search(c))
     m = re.match(r"^(?:the\s+)?([a-z][a-z _-]*?)\s+(?:is|are|equals|was)\s+(not\s+)?(.+)$", c)
     if m and not set(m.group(1).split()) & PERSON and not PROPERTY.search(m.group(3)):
         return Cond("field", text, field=_snake(m.group(1)), values=_alternatives(m.group(3)),

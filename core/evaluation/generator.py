@@ -109,7 +109,11 @@ class SopContext:
         models = sorted({re.sub(r"\s*\(.*?\)", "", n).strip() for n in _item_names(ws)})
         categories = list(ws.vocab.categories)
         texts = [t.rstrip("?.!") for t in sop.triggers if not t.strip().endswith("?")]
-        declared = {name: st.declared for name, st in ws.types.get(sop.id, {}).items() if st.declared}
+        # what a valid answer is: the type the author declared, else the one lint and the studio show as
+        # inferred when it is a definite kind (a date, a phone number, one of listed values); free text is
+        # phrased by the generator's own reading of the step
+        declared = {name: st.declared or _declaration(st) for name, st in ws.types.get(sop.id, {}).items()
+                    if st.declared or st.kind in DEFINITE_KINDS}
         values: dict[str, list[str]] = {}
         if ws.catalog is not None and any(d.lower().startswith("column") for d in declared.values()):
             inv = ws.files.config.inventory
@@ -177,6 +181,21 @@ class SopContext:
         return None
 
 
+DEFINITE_KINDS = frozenset({"date", "phone", "email", "money", "number", "option", "boolean", "digits", "id"})
+
+
+def _declaration(st: Any) -> str:
+    """A slot type the workspace inferred (lint's info line shows it to the author), written as its
+    declaration would be: every listed value, an id's example, a code's length."""
+    if st.kind == "option":
+        return f"one_of({', '.join(st.vocab)})"
+    if st.kind == "id":
+        return f"id({st.example})" if st.example else "id"
+    if st.kind == "digits":
+        return f"code({st.digits})" if st.digits else "code"
+    return "yes_no" if st.kind == "boolean" else str(st.kind)
+
+
 def _item_names(ws: Workspace) -> list[str]:
     if ws.catalog is None or "name" not in ws.catalog.frame:
         return []
@@ -241,8 +260,8 @@ class Walk:
         return self.rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
 
     def _answer_valid(self, node: Node, spec: InputSpec, kind: str) -> TurnPlan:
-        polarity = self._plan_answer(node)
-        text, value = self.book.valid(spec, self.known, polarity=polarity, typos=kind == "typo")
+        polarity, among = self._plan_answer(node)
+        text, value = self.book.valid(spec, self.known, polarity=polarity, typos=kind == "typo", among=among)
 
         def act() -> None:
             for p in node.fills:
@@ -337,6 +356,7 @@ class Walk:
 
     def _step(self, node: Node) -> None:
         if node.asks and node.fills and all(p.optional or p.name in self.known for p in node.fills):
+            self._plan_chain(node.next, node, answer=self.known.get(node.fills[0].name))  # what was said decides
             self.node = node.next  # already known: skipped, no state
             return
         if not self._count(node):
@@ -459,18 +479,22 @@ class Walk:
 
     # ------------------------------------------------------------------ branches
 
-    def _plan_chain(self, start: str | None, source: Node) -> dict[str, C.Constraint]:
-        """Choose a branch for every decision that reads this observation; return what it must satisfy."""
+    def _plan_chain(self, start: str | None, source: Node, answer: Any = None) -> dict[str, C.Constraint]:
+        """Choose a branch for every decision that reads this observation; return what it must satisfy.
+        For a question, the decisions read its answer: one of the values its type lists, or ``answer``
+        when it is already known."""
         chosen: list[C.Constraint] = []
         nid = start
         guess = self.ctx.data.guess(source.tool) if "api_call" in source.kinds else C.FieldGuess([], [], {}, False)
         table = self.ctx.data.table_for(source.tool) if "api_call" in source.kinds else None
+        listed = self.ctx.spec(source).vocab if source.asks and "api_call" not in source.kinds else []
         while (node := self.sop.node(nid)) is not None and node.kind == "decision":
             options = []
             for i in range(len(node.branches)):
-                extra = self._branch_constraints(node, i, guess)
+                extra = self._own_fields(source, self._branch_constraints(node, i, guess))
                 merged = C.merge(chosen + extra)
-                if all(C.feasible(c, _domain(table, c.field, self.sop)) for c in merged.values()):
+                if all(_answerable(c, answer, listed) if source.asks and table is None
+                       else C.feasible(c, _domain(table, c.field, self.sop)) for c in merged.values()):
                     options.append((i, extra))
             if not options:
                 self.notes.append(f"no observation satisfies any branch of {node.label!r}")
@@ -480,6 +504,18 @@ class Walk:
             self.plan[node.id] = index
             nid = node.branches[index].target
         return C.merge(chosen)
+
+    def _own_fields(self, source: Node, constraints: list[C.Constraint]) -> list[C.Constraint]:
+        """A text SOP's written condition names the result by its step's words (``loan.holds`` after
+        "look up the loan") or ``result``: the field of the observation it is about (``holds``)."""
+        if self.sop.format == "json":
+            return constraints
+        names = source.result_names() | {"result"}
+        for c in constraints:
+            head, _, rest = c.field.partition(".")
+            if rest and head in names:
+                c.field = rest
+        return constraints
 
     def _branch_constraints(self, node: Node, index: int, guess: C.FieldGuess) -> list[C.Constraint]:
         """Branch ``index`` holds and every branch before it fails (the agent takes the first that holds)."""
@@ -498,11 +534,38 @@ class Walk:
                 out.append(C.constrain(cond, want, guess))
         return out
 
-    def _plan_answer(self, node: Node) -> bool | None:
-        """For a question a branch depends on: the polarity its answer must have (yes/no, choose/decline)."""
+    def _plan_answer(self, node: Node) -> tuple[bool | None, list[str] | None]:
+        """For a question a branch depends on: the polarity its answer must have (yes/no, choose/decline)
+        and, for a question with listed values, those that lead down the chosen branch (None: any)."""
         merged = self._plan_chain(node.next, node)
         truths = [c.truth for c in merged.values() if c.truth is not None]
-        return truths[0] if truths else None
+        listed = self.ctx.spec(node).vocab
+        among = None
+        if listed and any(c.allowed is not None or c.banned for c in merged.values()):
+            among = [v for v in listed if all(_answerable(c, v, listed) for c in merged.values())]
+        return (truths[0] if truths else None), among or None
+
+
+def _answerable(c: C.Constraint, answer: Any, listed: list[str]) -> bool:
+    """Whether an answer to a question can meet a constraint: ``answer`` itself when known (a yes/no as a
+    truth, a value by its words), else some value the question lists (any, when it lists none)."""
+    if c.conflict:
+        return False
+    if c.numeric:
+        return c.low <= c.high
+    if c.truth is not None:
+        return answer is None or not isinstance(answer, bool) or answer == c.truth
+    if answer is not None:
+        return _meets(c, str(answer))
+    return not listed or any(_meets(c, v) for v in listed)
+
+
+def _meets(c: C.Constraint, value: str) -> bool:
+    """A categorical constraint met by a value, word for word ("lost" meets "lost or stolen")."""
+    key = C.norm(value)
+    words = set(key.split())
+    allowed = c.allowed is None or any(key == a or set(a.split()) <= words for a in c.allowed)
+    return allowed and not any(key == b or set(b.split()) <= words for b in c.banned)
 
 
 def _domain(table: Table | None, name: str, sop: Sop) -> list[str]:
@@ -545,6 +608,25 @@ def generate_sessions(ws: Workspace, sessions: int, seed: int) -> list[SessionPl
         ctx = contexts[order[i % len(order)]]
         plans.append(_session(i, ctx, rng, budget))
     return plans
+
+
+def unexercised(sops: dict[str, Sop], plans: list[SessionPlan]) -> dict[str, list[str]]:
+    """Per SOP with sessions, the steps no generated session reached (in the SOP's order): what the
+    evaluation says nothing about. A step behind a condition the generator cannot satisfy shows here."""
+    reached: dict[str, set[str]] = {}
+    for plan in plans:
+        seen = reached.setdefault(plan.sop, set())
+        seen.update(e.action for turn in plan.turns for e in turn.expected)
+    out: dict[str, list[str]] = {}
+    for sop_id, seen in sorted(reached.items()):
+        sop = sops.get(sop_id)
+        if sop is None:
+            continue
+        steps = sorted((n for n in sop.nodes.values() if n.kind == "action"), key=lambda n: (n.line, n.id))
+        missing = [n.label for n in steps if n.label not in seen]
+        if missing:
+            out[sop_id] = list(dict.fromkeys(missing))
+    return out
 
 
 def _session(index: int, ctx: SopContext, rng: random.Random, budget: int) -> SessionPlan:

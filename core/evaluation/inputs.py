@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from core.sop.graph import Node
@@ -98,8 +98,12 @@ CITIES = ["Leeds LS1 4AB", "Bristol BS8 1TH", "York YO1 7HH", "Cardiff CF10 3AT"
 PHRASES = ["the blue one", "the larger of the two", "the one in the photo", "the second item", "the grey set",
            "the small wooden one"]
 SUBJECT = re.compile(r"^(?:.*?\band\s+)?(?:ask|request|collect|get|confirm)\s+(?:the\s+)?(?:(?:user|customer|seller|"
-                     r"them)\b|[a-z]+(?=\s+(?:to|for|if|whether|about|which|what)\b))?\s*(?:to\s+(?:provide|give|share|enter|describe|choose)|for|about|if|whether|to)?\s*(.*)$",
+                     r"them)\b|[a-z]+(?=\s+(?:to|for|if|whether|about|which|what)\b))?\s*(?:to\s+(?:provide|give|share|enter|describe|choose)|for|about|to)?\s*(.*)$",
                      re.I)
+
+# an ask worded as an embedded question: its subject is the noun after which/what, else the slot's name
+EMBEDDED_QUESTION = re.compile(r"^(?:(?:which|what)\s+(?!(?:is|are|was|were|do|does|did|you|they|the|kind|type)\b)"
+                               r"([a-z]+)\b|(?:which|what)\b|whether\b|if\b|when\b|where\b|how\b|who\b)", re.I)
 
 Picked = TypeVar("Picked")
 
@@ -225,6 +229,9 @@ def _subject(node: Node) -> str:
     m = SUBJECT.match(action.strip())
     text = m.group(1) if m else ""
     text = re.sub(r"^(?:their|your|the|his|her)\s+", "", text.strip(), flags=re.I)
+    wh = EMBEDDED_QUESTION.match(text)
+    if wh:  # "which country they are travelling to" -> "country"; "whether the sim was lost" -> the slot's name
+        return (wh.group(1) or (node.fills[0].name.replace("_", " ") if node.fills else "")).lower()
     return text.strip(" .?").lower()
 
 
@@ -300,8 +307,11 @@ class Phrasebook:
         return "it stopped working", "it stopped working"
 
     def valid(self, spec: InputSpec, context: dict[str, Any], *, polarity: bool | None = None,
-              typos: bool = False) -> tuple[str, Any]:
-        """A valid answer (``polarity`` for yes/no and choice asks that a branch depends on)."""
+              typos: bool = False, among: list[str] | None = None) -> tuple[str, Any]:
+        """A valid answer (``polarity`` for yes/no and choice asks that a branch depends on; ``among``:
+        the listed values that lead down the branch chosen)."""
+        if among:
+            spec = replace(spec, vocab=among)
         if spec.kind == "yesno":
             text, value = self.pick(YES if polarity is not False else NO + spec.vocab), polarity is not False
             return (self.typo(text, protect=text.split()[0]) if typos else text), value

@@ -27,6 +27,7 @@ from core.evaluation.generator import (
     SessionPlan,
     TurnPlan,
     generate_sessions,
+    unexercised,
 )
 from core.memory import LocalPreferenceMemory
 from core.models import GoalStatus, SessionState
@@ -117,6 +118,7 @@ class SyntheticReport:
     params: Tally = field(default_factory=Tally)
     turns: int = 0
     notes: list[str] = field(default_factory=list)
+    unexercised: dict[str, list[str]] = field(default_factory=dict)  # SOP -> steps no session reached
     llm: LLMUsage = field(default_factory=LLMUsage)  # calls and prompt tokens of an LLM brain
     seconds: float = 0.0
 
@@ -140,7 +142,7 @@ class SyntheticReport:
             **({"llm": self.llm.to_dict()} if self.llm.turns else {}),
             "failure_categories": self.categories(),
             "failures": [f.to_dict() for f in self.failures],
-            "notes": self.notes, "seconds": round(self.seconds, 1),
+            "unexercised": self.unexercised, "notes": self.notes, "seconds": round(self.seconds, 1),
         }
 
 
@@ -192,6 +194,7 @@ def run_plans(orch: Orchestrator, plans: list[SessionPlan], progress: Progress |
         if progress is not None:
             progress(done, len(plans))
     report.notes = sorted({n for p in plans for n in p.notes})
+    report.unexercised = unexercised(orch.sops, plans)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -327,6 +330,8 @@ def format_report(report: SyntheticReport, failures: int = 10) -> str:
         lines += [f"  - session {f['session']} ({f['sop']}), turn {f['turn']} [{f['kind']}] {f['user']!r}",
                   f"      expected: {f['expected']}", f"      observed: {f['observed']}"]
     lines += report.llm.lines()
+    for sop_id, steps in d["unexercised"].items():
+        lines.append(f"not exercised in {sop_id} (no session reached these steps): " + "; ".join(steps))
     lines += [f"note: {n}" for n in d["notes"]]
     return "\n".join(lines)
 

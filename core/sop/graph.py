@@ -56,6 +56,19 @@ class Node:
         """Whether this step waits for the customer."""
         return "ask_user_input" in self.kinds
 
+    def result_names(self) -> set[str]:
+        """The names a text SOP's conditions and templates use for this step's tool result: the
+        words of its step and of its tool ("look up the loan" / ``loans.lookup`` -> ``loan``)."""
+        from core import text as T
+
+        names: set[str] = set()
+        if not self.tool:
+            return names
+        for word in T.words(self.label) + T.words(self.tool.replace(".", " ").replace("_", " ")):
+            if word not in T.GENERAL_WORDS and len(word) > 2:
+                names |= {word, T.singular(word)}
+        return names
+
     def targets(self) -> list[str]:
         """Every node this one can go to."""
         if self.kind == "decision":

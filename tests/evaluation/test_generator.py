@@ -122,3 +122,104 @@ def test_inputs_are_varied_and_keep_their_label() -> None:
     email = InputSpec("email", "old email")
     assert all("@" not in w or not w.split("@")[1].count(".") for w in (book.invalid(email) for _ in range(50)))
     assert {book.valid(InputSpec("yesno", "access"), {}, polarity=False)[1] for _ in range(20)} == {False}
+
+
+LIBRARY = Path(__file__).resolve().parents[2] / "examples" / "library_desk"
+
+
+@pytest.fixture(scope="module")
+def library_ws(embedder) -> Workspace:  # type: ignore[no-untyped-def]
+    from core.build import load_workspace
+
+    return load_workspace(LIBRARY, embedder)
+
+
+def _after(plan: SessionPlan, action: str) -> list[tuple[str, dict, list[str]]]:
+    """(the turn's text, its scripted tool outcomes, its expected actions) for turns expecting ``action``."""
+    return [(t.user, t.tools, [e.action for e in t.expected]) for t in plan.turns
+            if action in [e.action for e in t.expected]]
+
+
+def test_written_conditions_over_a_named_result_decide_the_expected_branch(library_ws: Workspace) -> None:
+    """``if loan.holds > 0`` / ``if loan.renewals >= 3`` after "look up the loan": the scripted result
+    and the expected branch agree, and every branch is reached."""
+    plans = [p for p in generate_sessions(library_ws, 80, seed=4) if p.sop == "library.renew"]
+    seen = set()
+    for plan in plans:
+        for _, tools, expected in _after(plan, "look up the loan"):
+            results = [o["result"] for o in tools.get("loans.lookup", []) if "result" in o]
+            last = len(expected) - 1 - expected[::-1].index("look up the loan")  # after any retries
+            if not results or last + 1 >= len(expected):
+                continue
+            loan, nxt = results[-1], expected[last + 1]
+            if loan["holds"] > 0:
+                assert nxt == "tell patron another reader is waiting for it", (loan, expected)
+            elif loan.get("renewals", 0) >= 3:
+                assert nxt == "tell patron the renewal limit is reached", (loan, expected)
+            else:
+                assert nxt == "renew the loan", (loan, expected)
+            seen.add(nxt)
+    assert len(seen) == 3, seen
+
+
+def test_a_confirmation_the_branch_reads_is_answered_with_the_planned_polarity(library_ws: Workspace) -> None:
+    """"if the patron says yes:" after a yes/no question: a yes leads to blocking, a no to the card staying."""
+    from core.evaluation.inputs import YES
+
+    plans = [p for p in generate_sessions(library_ws, 80, seed=4) if p.sop == "library.lost_card"]
+    outcomes = set()
+    for plan in plans:
+        for turn in plan.turns:
+            actions = [e.action for e in turn.expected]
+            for step in ("block the card", "tell patron the card stays active"):
+                if actions[:1] == [step] and turn.kind == "valid":
+                    assert (turn.user in YES) == (step == "block the card"), (turn.user, actions)
+                    outcomes.add(step)
+    assert outcomes == {"block the card", "tell patron the card stays active"}
+
+
+def test_a_listed_answer_leads_down_the_branch_that_names_it(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A question with listed answers ("one of: lost or stolen, damaged") and a branch on them: the
+    generated answer names a value of the chosen branch; one said in the opening decides it unasked."""
+    import shutil
+
+    from core.build import load_workspace
+
+    ws_dir = tmp_path / "ws"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "telecom_care", ws_dir)
+    ws = load_workspace(ws_dir, embedder)
+    plans = [p for p in generate_sessions(ws, 90, seed=1) if p.sop == "care.sim_replace"]
+    notes = {n for p in plans for n in p.notes}
+    assert not [n for n in notes if "reads no observation" in n], notes
+    branches = set()
+    for plan in plans:
+        for turn in plan.turns:
+            actions = [e.action for e in turn.expected]
+            if turn.kind == "valid" and actions and actions[0] in ("block the sim",
+                                                                   "ask customer where to send the new sim"):
+                if "ask customer whether the sim was lost or damaged" in [
+                        e.action for t in plan.turns[:plan.turns.index(turn)] for e in t.expected]:
+                    blocked = actions[0] == "block the sim"
+                    assert ("damaged" in turn.user.lower()) != blocked, (turn.user, actions)
+                    branches.add(blocked)
+    assert branches == {True, False}
+
+
+def test_steps_no_session_reaches_are_reported(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A step behind a condition no result can meet is named, not silently left out of the score."""
+    import shutil
+
+    from core.build import load_workspace
+    from core.evaluation.generator import unexercised
+
+    ws_dir = tmp_path / "ws"
+    shutil.copytree(LIBRARY, ws_dir)
+    sop = ws_dir / "sops" / "renew_loan.sop"
+    text = sop.read_text(encoding="utf-8")
+    sop.write_text(text.replace("    if loan.renewals >= 3:", "    if loan.holds > 5:"), encoding="utf-8")
+    ws = load_workspace(ws_dir, embedder)
+    plans = generate_sessions(ws, 40, seed=3)
+    missing = unexercised({s.id: s for s in ws.sops}, plans)
+    assert missing == {"library.renew": ["tell patron the renewal limit is reached"]}
+    assert unexercised({s.id: s for s in load_workspace(LIBRARY, embedder).sops},
+                       generate_sessions(load_workspace(LIBRARY, embedder), 40, seed=3)) == {}
