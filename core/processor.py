@@ -66,6 +66,7 @@ class Turn:
     reading: Reading = field(default_factory=Reading)
     requested: dict[str, int] = field(default_factory=dict)  # tool calls of this attempt, by tool and args
     kb: dict[str, ToolCall] = field(default_factory=dict)  # the knowledge base's answers, by query
+    partial: list[str] = field(default_factory=list)  # values a partial answer gave to a question asking several
 
 
 class CommandProcessor:
@@ -384,9 +385,15 @@ class CommandProcessor:
             if isinstance(c, SetSlots) and c.sop in ("", goal.type) and c.unavailable:
                 goal.unavailable += [k for k in c.unavailable if k not in goal.unavailable]
         if answer is not None and answer.reading is not None and goal.pending == answer.reading.ask:
+            asked = sop.node(goal.pending)
+            had = {p.name: goal.slots.get(p.name) for p in (asked.fills if asked is not None else [])}
             accepted = agent.take_answer(goal, sop, answer.reading, t.state.turn)
+            t.partial = [k for k, v in had.items() if v in (None, "") and goal.slots.get(k) not in (None, "")]
             if accepted:
                 t.reading.add(answer)
+            elif t.partial:
+                t.reading.drop(answer, f"it gives part of what the pending question asks ({', '.join(t.partial)}); "
+                                       "the rest is asked for")
             else:
                 t.reading.drop(answer, "its values do not complete the pending question")
         for c in commands:
@@ -430,12 +437,19 @@ class CommandProcessor:
             t.trace.decisions.append("small talk while a question is pending: asking it again")
             self._reprompt(t, goal)
             return
-        t.reading.add(next((c for c in commands if isinstance(c, Unclear)), None)
-                      or Unclear(evidence=t.perception.text, why="does not answer the pending question"))
-        if node is not None:
+        if not t.partial:
+            t.reading.add(next((c for c in commands if isinstance(c, Unclear)), None)
+                          or Unclear(evidence=t.perception.text, why="does not answer the pending question"))
+        if node is not None and t.partial:  # "ann@example.com" to "your name and email": thanks, then the rest
+            t.messages.append(self._say(t, "got_part"))
+            t.trace.decisions.append(f"part of the pending question answered ({', '.join(t.partial)}): "
+                                     "asking for the rest")
+        elif node is not None:
             expects = node.expects or "an answer to my question"
             t.messages.append(self._say(t, "didnt_catch", expects=_article(expects)))
-        t.trace.decisions.append("answer did not fit the pending question: asking again")
+            t.trace.decisions.append("answer did not fit the pending question: asking again")
+        else:
+            t.trace.decisions.append("answer did not fit the pending question: asking again")
         if node is not None:
             goal.step = node.id
             goal.pending = None

@@ -467,6 +467,22 @@ def is_request(text: str) -> bool:
     return bool(REQUEST.search(LEX.segment(text)))
 
 
+LIST_BREAK = re.compile(r"\s*,\s*(?:(?:" + (LEX.alternation("list_joiners") or "(?!x)x") + r")\s+)?|\s+(?:"
+                        + (LEX.alternation("list_joiners") or "(?!x)x") + r")\s+", re.I)
+
+
+def list_items(phrase: str) -> list[str]:
+    """The items of a listed phrase ("your name, email and phone" -> ["your name", "email", "phone"])."""
+    return [p.strip() for p in LIST_BREAK.split(phrase.strip()) if p and p.strip()]
+
+
+def join_items(items: list[str], like: str) -> str:
+    """Items joined as the listed phrase ``like`` joins its own ("a", "a and b", "a, b and c")."""
+    joints = [j.strip(" ,") for j in LIST_BREAK.findall(like) if j.strip(" ,")]
+    joiner = joints[-1] if joints else ","
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {joiner} {items[-1]}"
+
+
 def clauses(text: str, min_tokens: int = 2) -> list[str]:
     """The parts of a message that could each carry a request ("Great! Although I was expecting more.
     Let's book a table" -> ["Although I was expecting more.", "Let's book a table"], parts of fewer than

@@ -124,7 +124,8 @@ def test_a_question_asking_several_values_fills_each_from_its_own_words(tmp_path
     sop.write_text(sop.read_text().replace("ask customer for their name\n", "ask customer for their name and email\n"))
     orch = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.db", loaded=load_workspace(ws, embedder))
     orch.handle_message("a", "I want to book a repair")
-    orch.handle_message("a", "ann.lee@example.com")  # one of the two: kept, and not copied into the name
+    reply = orch.handle_message("a", "ann.lee@example.com")  # one of the two: kept, not copied into the name
+    assert reply.endswith("your name?") and "email" not in reply and "didn't catch" not in reply, reply
     state = orch.load_state("a")
     assert state is not None and state.active_goal is not None
     assert state.active_goal.slots.get("email") == "ann.lee@example.com"
@@ -136,3 +137,16 @@ def test_a_question_asking_several_values_fills_each_from_its_own_words(tmp_path
         ("Ann Lee", "ann.lee@example.com")
     orch.handle_message("b", "I want to book a repair")
     assert "wrong with the bike" in orch.handle_message("b", "Ann Lee, ann.lee@example.com")
+
+
+def test_a_partial_answer_is_thanked_and_only_the_rest_asked_for() -> None:
+    """The question for what is still missing names those values only, in the author's own words and
+    hints; when the action does not list its values one by one, the whole question stays."""
+    from core.brains.rule import question_from_action
+
+    action, hint = "ask customer for their name, email and phone", "your full name, email address and phone number"
+    assert question_from_action(action, hint) == "Could you please tell me your name, email and phone?"
+    assert question_from_action(action, hint, keep=[0, 2], of=3) == "Could you please tell me your name and phone?"
+    assert question_from_action(action, hint, keep=[1], of=3) == "Could you please tell me your email?"
+    assert question_from_action("ask customer for their contact details", "", keep=[1], of=2) == \
+        "Could you please tell me your contact details?"

@@ -123,7 +123,10 @@ class RuleBrain:
     def question(self, node: Node, slots: dict[str, Any]) -> str:
         if node.message:
             return fill_template(node.message, slots)
-        return question_from_action(node.gar.action if node.gar else node.text, node.expects)
+        missing = [i for i, p in enumerate(node.fills) if slots.get(p.name) in (None, "")]
+        keep = missing if 0 < len(missing) < len(node.fills) else None  # a partial answer: ask for the rest
+        return question_from_action(node.gar.action if node.gar else node.text, node.expects,
+                                    keep=keep, of=len(node.fills))
 
 
 def _norm(s: str) -> str:
@@ -275,8 +278,10 @@ def asked_subject(action: str) -> str:
     return ""
 
 
-def question_from_action(action: str, expects: str) -> str:
-    """A natural question built from an ask action and what a valid answer is."""
+def question_from_action(action: str, expects: str, *, keep: list[int] | None = None, of: int = 0) -> str:
+    """A natural question built from an ask action and what a valid answer is. ``keep``: when a step
+    asking ``of`` values already has some, the positions of those still wanted: the question names only
+    them when the action lists its ``of`` values one by one ("your name and email" -> "your email")."""
     x = ""
     form = "Could you please tell me {x}?"
     lead = LEAD_CLAUSE.match(action.strip())
@@ -289,12 +294,16 @@ def question_from_action(action: str, expects: str) -> str:
             break
     if not x:
         x = action
+    hint = expects.strip()
+    if keep is not None and len(T.list_items(x)) == of:
+        x = T.join_items([T.list_items(x)[i] for i in keep], x)
+        hints = T.list_items(hint)
+        hint = T.join_items([hints[i] for i in keep], hint) if len(hints) == of else ""
     if yes_no and form.endswith("about {x}?") and HAVE_NOUN.match(x):
         form, x = "Do you have {x}?", re.sub(r"\bthe\b", "your", x, flags=re.I)
     else:
         x = _second_person(x)
     q = form.format(x=x)
-    hint = expects.strip()
     options = listed_options(hint)
     if yes_no:
         q += " (yes or no)"
