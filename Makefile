@@ -18,6 +18,7 @@ run: $(VENV)/.ready
 
 test: $(VENV)/.ready
 	@scripts/need-chromium
+	@scripts/need-postgres
 	$(PY) -m pytest
 
 e2e: $(VENV)/.ready

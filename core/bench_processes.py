@@ -14,6 +14,7 @@ import queue
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def write_workspace(root: Path) -> Path:
 def _worker(args: tuple[str, str, str, int, int, Any, Any]) -> None:
     workspace, state_url, session, conversations, worker, barrier, results = args
     out: dict[str, Any] = {"sent": 0, "errors": 0, "resend": 0, "replies": 0, "error_text": "",
-                           "started": time.time(), "ended": time.time()}
+                           "started": time.time(), "ended": time.time(), "taken": []}
     try:
         from core.build import build_orchestrator
         from core.replies import say
@@ -107,24 +108,40 @@ def _worker(args: tuple[str, str, str, int, int, Any, Any]) -> None:
                 out["error_text"] = f"{type(exc).__name__}: {exc}"
                 continue
             out["resend" if reply == busy else "replies"] += 1
+            if reply != busy:
+                out["taken"].append(text)  # the customer was answered: the turn must be stored, once
     out["ended"] = time.time()
     orch.close()
     results.put(out)
 
 
-def run_processes(processes: int, conversations: int = 25, same_session: bool = True) -> dict[str, Any]:
+def run_processes(processes: int, conversations: int = 25, same_session: bool = True, *,
+                  sessions: int | None = None, state_url: str | None = None) -> dict[str, Any]:
     """Run ``processes`` workers of ``conversations`` two-turn conversations each; return the figures.
-    A worker that dies or never reports counts as errors, never as a hang."""
+    A worker that dies or never reports counts as errors, never as a hang.
+
+    Workers send to one shared session (``same_session``), one session each, or, with ``sessions``,
+    worker ``w`` to session ``w % sessions`` (some sessions shared, some not). ``state_url``: the
+    store they share (default a fresh SQLite file; a PostgreSQL database is used as it is).
+    Besides the counts, the final store is checked turn by turn: every answered message is stored in
+    exactly one turn (``duplicated``, ``missing``) and each session's version equals its stored turns
+    (``version_gaps``)."""
     from core.store import open_state_store
 
     with tempfile.TemporaryDirectory(prefix="sop-procs-") as tmpdir:
         root = write_workspace(Path(tmpdir) / "ws")
-        url = f"sqlite:///{tmpdir}/sessions.sqlite"
+        url = state_url or f"sqlite:///{tmpdir}/sessions.sqlite"
         ctx = mp.get_context("spawn")
         barrier, results = ctx.Barrier(processes), ctx.Queue()  # every worker warm before the first turn
-        sessions = {"shared"} if same_session else {f"s{w}" for w in range(processes)}
-        workers = [ctx.Process(target=_worker, args=((str(root), url, "shared" if same_session else f"s{w}",
-                                                      conversations, w, barrier, results),), daemon=True)
+
+        def session_of(w: int) -> str:
+            if sessions:
+                return f"s{w % sessions}"
+            return "shared" if same_session else f"s{w}"
+
+        names = {session_of(w) for w in range(processes)}
+        workers = [ctx.Process(target=_worker, args=((str(root), url, session_of(w), conversations, w, barrier,
+                                                      results),), daemon=True)
                    for w in range(processes)]
         for w in workers:
             w.start()
@@ -146,16 +163,24 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
                         "ended": time.time(), "error_text": f"{missing} worker(s) died or never reported"})
         elapsed = max(r["ended"] for r in got) - min(r["started"] for r in got)
         store = open_state_store(url)
-        traces = [t for s in sessions for t in store.traces(s)]
+        traces = [t for s in sorted(names) for t in store.traces(s)]
         recorded = sum(1 for t in traces for c in t.get("tool_calls", [])
                        if c.get("tool") == TOOL and c.get("ok") and not c.get("reused"))
-        incidents = sum(len(store.incidents(s)) for s in sessions)
+        incidents = sum(len(store.incidents(s)) for s in names)
+        gaps = 0
+        for s in names:
+            state = store.load(s)
+            gaps += abs((state.version if state is not None else 0) - len(store.traces(s)))
         store.close()
+        answered = Counter(text for r in got for text in r.get("taken", []))
+        stored = Counter(str(t.get("user", "")) for t in traces)
         log = root / "runs.log"
         runs = len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
     replies = sum(r["replies"] for r in got)
     return {
-        "processes": processes, "sessions": len(sessions), "sent": sum(r["sent"] for r in got),
+        "processes": processes, "sessions": len(names), "sent": sum(r["sent"] for r in got),
+        "duplicated": sum((stored - answered).values()), "missing": sum((answered - stored).values()),
+        "version_gaps": gaps,
         "errors": sum(r["errors"] for r in got), "resend": sum(r["resend"] for r in got),
         "taken": len(traces), "lost": replies - len(traces), "incidents": incidents,
         "tool_runs": runs, "orphans": runs - recorded, "seconds": round(elapsed, 2),
@@ -167,6 +192,7 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
 def format_result(r: dict[str, Any]) -> str:
     line = (f"{r['processes']} process(es) on {r['sessions']} session(s): {r['sent']} turns sent, "
             f"{r['taken']} taken, {r['resend']} asked to resend, {r['errors']} errors reached the caller, "
-            f"{r['lost']} lost; side-effect runs {r['tool_runs']}, orphans {r['orphans']}; "
+            f"{r['lost']} lost, {r['duplicated']} stored twice; "
+            f"side-effect runs {r['tool_runs']}, orphans {r['orphans']}; "
             f"{r['turns_per_s']} turns/s ({r['seconds']} s)")
     return line + (f"\n  first error: {r['error_text']}" if r["error_text"] else "")

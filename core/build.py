@@ -332,7 +332,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     state_dir = ws.files.state_dir()
     url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
     st = store or open_state_store(url)
-    mem = memory or open_preference_memory(state_dir)  # Zep Cloud when ZEP_API_KEY is set, else local SQLite
+    # Zep Cloud when ZEP_API_KEY is set, else the state store's PostgreSQL database, else local SQLite
+    mem = memory or open_preference_memory(state_dir, state_store=st)
     lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
     lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
     commerce = Commerce(cfg.commerce, ws.vocab, cfg.currency) if cfg.commerce is not None else None

@@ -44,10 +44,20 @@ def zep_memory(fake: FakeZep) -> MemoryFactory:
     return open_zep
 
 
-@pytest.fixture(params=["local", "zep"])
+def postgres_memory(directory: Path) -> PreferenceMemory:
+    """The preferences table of a PostgreSQL state database (a real local server, a database per test)."""
+    from core.memory.postgres import PostgresPreferenceMemory
+    from tests.pg import database_url
+
+    return PostgresPreferenceMemory(database_url(str(directory)))
+
+
+@pytest.fixture(params=["local", "zep", "postgres"])
 def memory_factory(request: pytest.FixtureRequest) -> MemoryFactory:
     if request.param == "zep":
         return zep_memory(request.getfixturevalue("fake_zep"))
+    if request.param == "postgres":
+        return postgres_memory
     return local_memory
 
 

@@ -25,8 +25,16 @@ def sqlite_file_store(directory: Path) -> StateStore:
     return open_state_store(f"sqlite:///{directory / 'nested' / 'state.db'}")
 
 
+def postgres_store(directory: Path) -> StateStore:
+    """A PostgreSQL store: a database of its own per test directory on a real local server."""
+    from tests.pg import database_url
+
+    return open_state_store(database_url(str(directory)))
+
+
 STORE_FACTORIES: list[object] = [
     pytest.param(sqlite_file_store, id="sqlite"),
+    pytest.param(postgres_store, id="postgres"),
 ]
 
 
@@ -335,7 +343,7 @@ def test_open_state_store_relative_path(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize(
-    "url", ["postgres://db/state", "state.db", "sqlite://state.db", "sqlite:///"]
+    "url", ["mysql://db/state", "state.db", "sqlite://state.db", "sqlite:///"]
 )
 def test_open_state_store_rejects_bad_urls(url: str) -> None:
     with pytest.raises(UserInputError, match="URL"):
@@ -344,9 +352,19 @@ def test_open_state_store_rejects_bad_urls(url: str) -> None:
 
 def test_open_state_store_hides_passwords() -> None:
     with pytest.raises(UserInputError) as info:
-        open_state_store("postgresql://bob:s3cret@db:5432/state")
+        open_state_store("mysql://bob:s3cret@db:5432/state")
     assert "s3cret" not in str(info.value)
-    assert "postgresql://bob:***@db:5432/state" in str(info.value)
+    assert "mysql://bob:***@db:5432/state" in str(info.value)
+
+
+def test_an_unreachable_postgres_fails_at_once_naming_it_without_the_password() -> None:
+    from core.store.pgserver import _free_port
+
+    url = f"postgresql://bob:s3cret@127.0.0.1:{_free_port()}/state"  # nothing listens there
+    with pytest.raises(EngineError) as info:
+        open_state_store(url)
+    assert "s3cret" not in str(info.value)
+    assert f"postgresql://bob:***@127.0.0.1:{url.split(':')[3]}" in str(info.value)
 
 
 def test_sqlite_uses_wal(tmp_path: Path) -> None:
