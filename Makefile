@@ -1,7 +1,7 @@
 # Set-up is two commands: `make run` (the playground on the demo store) and `make test`.
 # Each creates the project-local environment .venv on first use (torch's CPU build first, then
 # requirements.txt) and reuses it afterwards; it is rebuilt only when requirements.txt changes.
-.PHONY: run test e2e chat lint bench venv clean-venv
+.PHONY: run test e2e chat lint bench serve venv clean-venv
 
 PYTHON ?= python3.11
 VENV ?= .venv
@@ -27,6 +27,12 @@ e2e: $(VENV)/.ready
 
 chat: $(VENV)/.ready
 	$(PY) -m core chat --trace
+
+# The HTTP API on the demo workspace: WORKERS processes on PORT (SOP_STATE_URL / SOP_API_TOKEN from the environment).
+WORKERS ?= 2
+PORT ?= 8000
+serve: $(VENV)/.ready
+	$(PY) -m core serve --workers $(WORKERS) --port $(PORT)
 
 lint: $(VENV)/.ready
 	$(PY) -m core lint

@@ -257,6 +257,39 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The HTTP API (core.api) with N uvicorn worker processes."""
+    import uvicorn
+
+    from core.api import ENV_WORKSPACES, workspace_name
+    from core.build import raise_on_errors
+    from core.workspace import load_workspace_files
+
+    roots = [Path(p).resolve() for p in (args.workspace or [os.getcwd()])]
+    for root in roots:  # a folder that is not a workspace is refused here, not in every worker
+        if not (root / "store.yaml").is_file():
+            print(f"error: {root} is not a workspace (it has no store.yaml)", file=sys.stderr)
+            return 2
+        raise_on_errors(load_workspace_files(root).problems)
+    names = [workspace_name(r) for r in roots]
+    if len(set(names)) != len(names):
+        print(f"error: two workspaces would be served under one name: {', '.join(names)}", file=sys.stderr)
+        return 2
+    os.environ[ENV_WORKSPACES] = os.pathsep.join(str(r) for r in roots)
+    print(f"serving {', '.join(names)} on http://{args.host}:{args.port} with {args.workers} worker(s); "
+          f"API docs at /docs; state store: {_store_label()}", flush=True)
+    uvicorn.run("core.api:app_from_env", factory=True, host=args.host, port=args.port, workers=args.workers,
+                log_level=args.log_level, timeout_graceful_shutdown=10)
+    return 0
+
+
+def _store_label() -> str:
+    from core.store.postgres import redact
+
+    url = os.environ.get("SOP_STATE_URL", "").strip()
+    return redact(url) if url else "each workspace's .state/sessions.sqlite"
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -341,7 +374,21 @@ def main(argv: list[str] | None = None) -> int:
                             "(until the upload returns, until it is searchable, chat turns meanwhile)")
     bench.add_argument("--conversations", type=_positive, default=25,
                        help="with --processes: two-turn conversations per worker")
+    serve = sub.add_parser("serve", help="the HTTP API (FastAPI) with N worker processes")
+    serve.add_argument("--workspace", action="append", default=None,
+                       help="a workspace folder to serve (repeatable; the first is the default; default: current "
+                            "folder)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--workers", type=_positive, default=1, help="worker processes (default 1)")
+    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        try:
+            return cmd_serve(args)
+        except SopError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     args.workspace_given = args.workspace is not None
     if args.workspace is None:
         args.workspace = os.getcwd()

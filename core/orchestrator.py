@@ -45,6 +45,21 @@ SLOW_LOCK_S = 0.05  # a wait for the session's previous turn from which the trac
 
 
 @dataclass
+class TurnOutcome:
+    """What one message led to (:meth:`Orchestrator.respond`)."""
+
+    reply: str
+    taken: bool = False  # committed; else nothing changed and the customer is asked to send it again
+    kind: str = ""  # why it was not taken: busy, conflict, llm_unavailable
+    state: SessionState | None = None  # the state the committed turn left
+    attempts: int = 0  # 1, or more when the turn was re-run after losing a commit race
+
+    @property
+    def turn(self) -> int | None:
+        return self.state.turn if self.state is not None else None
+
+
+@dataclass
 class Settings:
     """Engine settings (store.yaml ``settings`` may override them)."""
 
@@ -90,6 +105,12 @@ class Orchestrator:
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
                        script: ToolScript | None = None) -> str:
         """Run one turn and return the reply (ARCHITECTURE.md §3)."""
+        return self.respond(session_id, text, customer_id, script=script).reply
+
+    def respond(self, session_id: str, text: str, customer_id: str | None = None, *,
+                script: ToolScript | None = None) -> TurnOutcome:
+        """Run one turn: the reply and, when the turn was committed, its number and the state it left
+        (``taken`` False: the customer is asked to send the message again and nothing changed)."""
         started = time.perf_counter()
         cleaned = _sanitise(text)
         text = cleaned[:MAX_MESSAGE_CHARS]
@@ -98,10 +119,10 @@ class Orchestrator:
             with self.store.session_lock(session_id, self.settings.turn_wait_s) as waited:
                 return self._run_turn(session_id, text, customer_id, script, cut, started, waited)
         except SessionBusyError as exc:  # another turn of this session ran for too long: nothing changed
-            return self._not_now(session_id, said=text, kind="busy", why=str(exc))
+            return TurnOutcome(self._not_now(session_id, said=text, kind="busy", why=str(exc)), kind="busy")
 
     def _run_turn(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
-                  cut: int, started: float, waited: float) -> str:
+                  cut: int, started: float, waited: float) -> TurnOutcome:
         """The turn under its session's lock: attempts (re-run from the stored state after a conflict, with
         this turn's tool results reused) until one commits."""
         cache: dict[str, list[ToolCall]] = {}
@@ -110,7 +131,7 @@ class Orchestrator:
                 turn = self._attempt(session_id, text, customer_id, script, cache, cut)
             except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
                 log.warning("session %s: turn abandoned: %s", session_id, exc)
-                return exc.chat_message
+                return TurnOutcome(exc.chat_message, kind="llm_unavailable")
             turn.trace.attempts = attempt
             turn.trace.latency_ms = round((time.perf_counter() - started) * 1000, 2)
             if waited >= SLOW_LOCK_S:
@@ -123,9 +144,10 @@ class Orchestrator:
             except StateConflictError as exc:
                 if attempt > MAX_CONFLICT_RETRIES:
                     calls = [c.tool for runs in cache.values() for c in runs]
-                    return self._not_now(session_id, said=text, kind="conflict", why=str(exc), tool_calls=calls)
+                    return TurnOutcome(self._not_now(session_id, said=text, kind="conflict", why=str(exc),
+                                                     tool_calls=calls), kind="conflict")
                 continue
-            return turn.trace.reply
+            return TurnOutcome(turn.trace.reply, taken=True, state=turn.state, attempts=attempt)
         raise AssertionError("unreachable")
 
     def _not_now(self, session_id: str, *, said: str, kind: str, why: str, tool_calls: list[str] | None = None) -> str:
