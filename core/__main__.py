@@ -240,6 +240,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"max {shown['chat_turn_max_ms']} ms (p50 {shown['quiet_turn_p50_ms']} ms before the upload)")
         return 0 if shown["saved"] else 1
 
+    if args.api:
+        from core.bench_api import format_api_bench, run_api_bench
+
+        try:
+            counts = [int(x) for x in args.workers.split(",") if x.strip()]
+        except ValueError:
+            print(f"error: --workers takes numbers such as 1,2,4,8; got {args.workers!r}", file=sys.stderr)
+            return 2
+        stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+        unknown = [s for s in stores if s not in ("sqlite", "postgres")]
+        if unknown or not counts or min(counts) < 1:
+            print(f"error: --stores takes sqlite and/or postgres, --workers positive numbers; got "
+                  f"{args.stores!r}, {args.workers!r}", file=sys.stderr)
+            return 2
+        api = run_api_bench(counts, stores, clients=args.clients, conversations=args.conversations)
+        print(json.dumps(api) if args.json else format_api_bench(api))
+        return 0 if all(r["failed"] == 0 for r in api["rows"]) else 1
+
     if args.processes:
         from core.bench_processes import format_result, run_processes
 
@@ -373,7 +391,14 @@ def main(argv: list[str] | None = None) -> int:
                        help="time uploading a generated KB document of this size in the playground instead "
                             "(until the upload returns, until it is searchable, chat turns meanwhile)")
     bench.add_argument("--conversations", type=_positive, default=25,
-                       help="with --processes: two-turn conversations per worker")
+                       help="with --processes: two-turn conversations per worker; with --api: per client")
+    bench.add_argument("--api", action="store_true",
+                       help="load the HTTP API (python -m core serve) with concurrent clients instead: turns/s and "
+                            "p95 latency per worker count and store")
+    bench.add_argument("--workers", default="1,2,4,8", help="with --api: worker counts to run (default 1,2,4,8)")
+    bench.add_argument("--clients", type=_positive, default=8, help="with --api: concurrent clients (default 8)")
+    bench.add_argument("--stores", default="sqlite,postgres",
+                       help="with --api: sqlite and/or postgres (a local server from Debian's package)")
     serve = sub.add_parser("serve", help="the HTTP API (FastAPI) with N worker processes")
     serve.add_argument("--workspace", action="append", default=None,
                        help="a workspace folder to serve (repeatable; the first is the default; default: current "

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,14 +25,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from core.store.pgserver import free_port
+
 APP = Path(__file__).resolve().parents[1] / "app.py"
 PAID_SERVICES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SOP_LLM_MODEL", "ZEP_API_KEY")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _chromium() -> str:
@@ -60,7 +55,7 @@ def one_run(workspace: Path, chromium: str) -> dict[str, float]:
     """One cold start of the app, timed (seconds)."""
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if k not in PAID_SERVICES}
     with tempfile.TemporaryDirectory(prefix="sop-render-") as tmp:

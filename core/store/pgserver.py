@@ -40,7 +40,8 @@ def _version(name: str) -> tuple[int, ...]:
     return tuple(int(x) for x in name.split(".") if x.isdigit())
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port nobody listens on at 127.0.0.1 now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -75,7 +76,7 @@ class LocalPostgres:
         if os.geteuid() == 0:  # initdb and postgres refuse root: run them as the package's own user
             shutil.chown(self.root, "postgres")
             self._as = ["runuser", "-u", "postgres", "--"]
-        self.port = _free_port()
+        self.port = free_port()
         self._run([str(self.bin / "initdb"), "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8",
                    "--no-instructions"])
         options = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.root} "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ from core.api import create_app
 from core.build import build_orchestrator
 from core.retrieval import CachedEmbedder
 from core.store import open_state_store
+from core.store.pgserver import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "examples" / "library_desk"
@@ -222,18 +222,12 @@ def test_a_turn_that_loses_the_commit_race_is_rerun_and_nothing_is_lost(tmp_path
     store.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_runs_two_workers_on_postgres_and_they_share_the_sessions(tmp_path: Path) -> None:
     from tests.pg import database_url
 
     url = database_url(f"api-serve-{tmp_path.name}")
     ws = _copy(LIBRARY, tmp_path / "library_desk")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "SOP_STATE_URL": url, "SOP_API_TOKEN": TOKEN, "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen([sys.executable, "-m", "core", "serve", "--workspace", str(ws), "--port", str(port),
                                "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env,

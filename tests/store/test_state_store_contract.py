@@ -358,9 +358,9 @@ def test_open_state_store_hides_passwords() -> None:
 
 
 def test_an_unreachable_postgres_fails_at_once_naming_it_without_the_password() -> None:
-    from core.store.pgserver import _free_port
+    from core.store.pgserver import free_port
 
-    url = f"postgresql://bob:s3cret@127.0.0.1:{_free_port()}/state"  # nothing listens there
+    url = f"postgresql://bob:s3cret@127.0.0.1:{free_port()}/state"  # nothing listens there
     with pytest.raises(EngineError) as info:
         open_state_store(url)
     assert "s3cret" not in str(info.value)
