@@ -294,11 +294,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: two workspaces would be served under one name: {', '.join(names)}", file=sys.stderr)
         return 2
     os.environ[ENV_WORKSPACES] = os.pathsep.join(str(r) for r in roots)
+    if args.workers > 1:  # one compute thread per worker: the processes share the cores, not spin against
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # each other's idle thread pools
+            os.environ.setdefault(name, "1")
     print(f"serving {', '.join(names)} on http://{args.host}:{args.port} with {args.workers} worker(s); "
           f"API docs at /docs; state store: {_store_label()}", flush=True)
-    uvicorn.run("core.api:app_from_env", factory=True, host=args.host, port=args.port, workers=args.workers,
-                log_level=args.log_level, timeout_graceful_shutdown=10)
-    return 0
+    if args.workers == 1:
+        uvicorn.run("core.api:app_from_env", factory=True, host=args.host, port=args.port,
+                    log_level=args.log_level, timeout_graceful_shutdown=10)
+        return 0
+    from core.api import serve_workers
+
+    return serve_workers(args.host, args.port, args.workers, args.log_level)
 
 
 def _store_label() -> str:

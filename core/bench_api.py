@@ -92,8 +92,8 @@ def _load(base: str, clients: int, conversations: int, tag: str) -> dict[str, An
     elapsed = time.perf_counter() - t0
     return {"turns": len(latencies), "failed": len(failures), "seconds": round(elapsed, 2),
             "turns_per_s": round(len(latencies) / elapsed, 1) if elapsed else 0.0,
-            "p50_ms": round(_percentile(latencies, 50), 1) if latencies else None,
-            "p95_ms": round(_percentile(latencies, 95), 1) if latencies else None,
+            "p50_ms": round(_percentile(latencies, 0.5), 1) if latencies else None,
+            "p95_ms": round(_percentile(latencies, 0.95), 1) if latencies else None,
             "first_failure": failures[0] if failures else ""}
 
 
@@ -119,7 +119,7 @@ def run_api_bench(workers: list[int], stores: list[str], clients: int = 8, conve
                     server = _Server(ws, n, url)
                     try:
                         server.wait_ready()
-                        _load(server.base, 2, 2, f"warm{n}")  # first turns of the workers (caches, pools)
+                        _load(server.base, 2 * n, 3, f"warm{n}")  # every worker's first turns (caches, pools)
                         one = _load(server.base, 1, conversations, f"one{n}")
                         many = _load(server.base, clients, conversations, f"many{n}")
                     finally:
