@@ -27,13 +27,14 @@ from core.store.pgserver import free_port
 READY_WAIT_S = 600.0
 
 
-class _Server:
-    """``python -m core serve`` in a child process, ready when all its workers have started."""
+class ApiServer:
+    """``python -m core serve`` in a child process (the benchmark's and the tests'), ready when all its
+    workers have started."""
 
-    def __init__(self, workspace: Path, workers: int, state_url: str) -> None:
+    def __init__(self, workspace: Path, workers: int, state_url: str, token: str = "") -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "SOP_STATE_URL": state_url, "SOP_API_TOKEN": "", "HF_HUB_OFFLINE": "1"}
+        env = {**os.environ, "SOP_STATE_URL": state_url, "SOP_API_TOKEN": token, "HF_HUB_OFFLINE": "1"}
         root = Path(__file__).resolve().parents[1]
         self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([sys.executable, "-m", "core", "serve", "--workspace", str(workspace),
@@ -41,8 +42,9 @@ class _Server:
                                      cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT, text=True)
         self.workers = workers
 
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_WAIT_S
+    def wait_ready(self, timeout_s: float = READY_WAIT_S) -> None:
+        """Until every worker has loaded its workspaces (RuntimeError with the server's log if it stops)."""
+        deadline = time.monotonic() + timeout_s
         while True:
             self.log.seek(0)
             text = self.log.read()
@@ -116,7 +118,7 @@ def run_api_bench(workers: list[int], stores: list[str], clients: int = 8, conve
                         url = pg.url
                     else:
                         url = f"sqlite:///{tmpdir / f'{store}-{n}.sqlite'}"
-                    server = _Server(ws, n, url)
+                    server = ApiServer(ws, n, url)
                     try:
                         server.wait_ready()
                         _load(server.base, 2 * n, 3, f"warm{n}")  # every worker's first turns (caches, pools)

@@ -7,10 +7,6 @@ on PostgreSQL and talks to it over TCP.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,10 +19,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from core.api import create_app
+from core.bench_api import ApiServer
 from core.build import build_orchestrator
+from core.playground.workspaces import copy_workspace
 from core.retrieval import CachedEmbedder
 from core.store import open_state_store
-from core.store.pgserver import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "examples" / "library_desk"
@@ -35,7 +32,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def _copy(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".state", "__pycache__"))
+    copy_workspace(src, dst)
     return dst
 
 
@@ -227,23 +224,10 @@ def test_serve_runs_two_workers_on_postgres_and_they_share_the_sessions(tmp_path
 
     url = database_url(f"api-serve-{tmp_path.name}")
     ws = _copy(LIBRARY, tmp_path / "library_desk")
-    port = free_port()
-    env = {**os.environ, "SOP_STATE_URL": url, "SOP_API_TOKEN": TOKEN, "HF_HUB_OFFLINE": "1"}
-    server = subprocess.Popen([sys.executable, "-m", "core", "serve", "--workspace", str(ws), "--port", str(port),
-                               "--workers", "2", "--log-level", "warning"], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
+    server = ApiServer(ws, 2, url, token=TOKEN)
+    base = server.base
     try:
-        deadline = time.monotonic() + 240
-        while True:
-            try:
-                if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None, server.stdout.read() if server.stdout else ""
-            assert time.monotonic() < deadline, "the API did not become ready"
-            time.sleep(0.5)
+        server.wait_ready(240)
         sessions = [f"w{i}" for i in range(4)]
         sent: list[tuple[str, int]] = []
         failed: list[str] = []
@@ -272,10 +256,4 @@ def test_serve_runs_two_workers_on_postgres_and_they_share_the_sessions(tmp_path
                 assert sorted(t for (x, t) in sent if x == s) == turns
         assert httpx.get(f"{base}/workspaces").status_code == 401
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        if server.stdout is not None:
-            server.stdout.close()
+        server.stop()
