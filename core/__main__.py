@@ -309,7 +309,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _store_label() -> str:
-    from core.store.postgres import redact
+    from core.store.base import redact
 
     url = os.environ.get("SOP_STATE_URL", "").strip()
     return redact(url) if url else "each workspace's .state/sessions.sqlite"

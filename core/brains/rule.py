@@ -295,8 +295,9 @@ def question_from_action(action: str, expects: str, *, keep: list[int] | None = 
     if not x:
         x = action
     hint = expects.strip()
-    if keep is not None and len(T.list_items(x)) == of:
-        x = T.join_items([T.list_items(x)[i] for i in keep], x)
+    items = T.list_items(x) if keep is not None else []
+    if keep is not None and len(items) == of:
+        x = T.join_items([items[i] for i in keep], x)
         hints = T.list_items(hint)
         hint = T.join_items([hints[i] for i in keep], hint) if len(hints) == of else ""
     if yes_no and form.endswith("about {x}?") and HAVE_NOUN.match(x):

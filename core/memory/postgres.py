@@ -14,7 +14,8 @@ from typing import Any
 
 from core.memory.base import PreferenceEntry
 from core.memory.local import LocalPreferenceMemory, _entries
-from core.store.postgres import open_pool, redact
+from core.store.base import redact
+from core.store.postgres import open_pool
 
 WRITE_LOCK = 7_310_002  # advisory lock key of preference writes
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 from core.errors import UserInputError
-from core.store.base import StateStore
+from core.store.base import StateStore, redact
 from core.store.sqlite import MEMORY, SqliteStateStore
 
 __all__ = ["SqliteStateStore", "StateStore", "open_state_store"]
@@ -35,22 +33,10 @@ def open_state_store(url: str) -> StateStore:
         return PostgresStateStore(url)
     if not url.startswith(_SQLITE_PREFIX):
         raise UserInputError(
-            f"unsupported state store URL {_redact(url)!r}: expected 'sqlite:///path/to/file.db', "
+            f"unsupported state store URL {redact(url)!r}: expected 'sqlite:///path/to/file.db', "
             f"'sqlite:///:memory:' or 'postgresql://user:password@host:5432/database'"
         )
     path = url[len(_SQLITE_PREFIX):]
     if not path:
         raise UserInputError(f"state store URL {url!r} names no database file")
     return SqliteStateStore(MEMORY if path == MEMORY else path)
-
-
-def _redact(url: str) -> str:
-    """Hide a password in a URL so it never lands in an error message or log."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-        return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        return url

@@ -35,6 +35,19 @@ FIRST_PAUSE_S = 0.002
 LONGEST_PAUSE_S = 0.05
 
 
+def pauses(session_id: str, wait_s: float, started: float) -> Iterator[None]:
+    """The waits between tries for a session's lock: doubling from FIRST_PAUSE_S to LONGEST_PAUSE_S with
+    jitter, never past ``wait_s`` from ``started``; raises SessionBusyError once that is spent."""
+    pause = FIRST_PAUSE_S
+    while True:
+        left = wait_s - (time.monotonic() - started)
+        if left <= 0:
+            raise SessionBusyError(session_id, wait_s)
+        time.sleep(min(left, pause * (0.5 + random.random())))  # noqa: S311 - jitter, not secrecy
+        pause = min(LONGEST_PAUSE_S, pause * 2)
+        yield
+
+
 class LocalSessionLocks:
     """Per-session locks within one process."""
 
@@ -102,22 +115,20 @@ class FileSessionLocks:
     def _acquire(self, session_id: str, wait_s: float, started: float) -> int:
         """An open, locked descriptor of the session's current lock file (waiting with backoff)."""
         path = self.path(session_id)
-        pause = FIRST_PAUSE_S
+        waits = pauses(session_id, wait_s, started)
         while True:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                left = wait_s - (time.monotonic() - started)
-                if left <= 0:
-                    raise SessionBusyError(session_id, wait_s) from None
-                time.sleep(min(left, pause * (0.5 + random.random())))  # noqa: S311 - jitter, not secrecy
-                pause = min(LONGEST_PAUSE_S, pause * 2)
-                continue
+                fd = -1
             except BaseException:
                 os.close(fd)
                 raise
+            if fd < 0:  # held by another turn
+                next(waits)
+                continue
             try:  # the file may have been removed (its session deleted) while we waited: lock the new one
                 same = os.stat(path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:

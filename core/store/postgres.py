@@ -13,17 +13,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
-from core.errors import EngineError, SessionBusyError, StateConflictError
+from core.errors import EngineError, StateConflictError
 from core.models import SessionState, Trace
-from core.store.base import check_save_arguments
-from core.store.locks import FIRST_PAUSE_S, LONGEST_PAUSE_S
+from core.store.base import check_save_arguments, redact
+from core.store.locks import pauses
 
 log = logging.getLogger(__name__)
 
@@ -124,13 +123,6 @@ def migrate(conn: Any) -> list[int]:
     return applied
 
 
-def redact(text: str) -> str:
-    """A URL or message with any password in a URL replaced by ``***``."""
-    import re
-
-    return re.sub(r"(postgres(?:ql)?://[^:/@\s]+:)[^@\s]+@", r"\1***@", text)
-
-
 class PostgresStateStore:
     """A :class:`~core.store.base.StateStore` on PostgreSQL (psycopg 3, a connection pool)."""
 
@@ -178,14 +170,11 @@ class PostgresStateStore:
     @contextmanager
     def _hold(self, session_id: str, wait_s: float) -> Iterator[float]:
         started = time.monotonic()
-        pause = FIRST_PAUSE_S
+        waits = pauses(session_id, wait_s, started)
         with self._conn() as conn:
             while not conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))",
                                    (session_id,)).fetchone()[0]:
-                if time.monotonic() - started >= wait_s:
-                    raise SessionBusyError(session_id, wait_s)
-                time.sleep(min(pause, max(0.0, wait_s - (time.monotonic() - started))) * random.uniform(0.5, 1.0))
-                pause = min(pause * 2, LONGEST_PAUSE_S)
+                next(waits)
             try:
                 yield time.monotonic() - started
             finally:

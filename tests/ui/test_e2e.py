@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from core.store.pgserver import free_port
 from tests.conftest import PAID_SERVICES
 from tests.playground.conftest import snapshot
 
@@ -37,12 +37,6 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: 
 expect.set_options(timeout=45_000)  # Playwright's default of 5 s fails on a loaded machine; a rerun may take longer
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     base = tmp_path_factory.mktemp("e2e")
@@ -55,7 +49,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     for name in ("t1_sales_dependency.yaml", "t2_support_dependency.yaml", "t3_interleaving.yaml"):
         text = (ROOT / "tests" / "conversations" / name).read_text(encoding="utf-8")
         (ws / "conversations" / name).write_text(text.replace("workspace: ../..\n", ""), encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in PAID_SERVICES}
     env |= {"SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
     log = (base / "streamlit.log").open("w")
