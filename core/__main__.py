@@ -254,7 +254,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print(f"error: --stores takes sqlite and/or postgres, --workers positive numbers; got "
                   f"{args.stores!r}, {args.workers!r}", file=sys.stderr)
             return 2
-        api = run_api_bench(counts, stores, clients=args.clients, conversations=args.conversations)
+        api = run_api_bench(counts, stores, clients=args.clients, seconds=args.seconds, think_ms=args.think_ms)
         print(json.dumps(api) if args.json else format_api_bench(api))
         return 0 if all(r["failed"] == 0 for r in api["rows"]) else 1
 
@@ -279,7 +279,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """The HTTP API (core.api) with N uvicorn worker processes."""
     import uvicorn
 
-    from core.api import ENV_WORKSPACES, workspace_name
+    from core.api import ENV_COMPUTE, ENV_WORKSPACES, compute_slots, workspace_name
     from core.build import raise_on_errors
     from core.workspace import load_workspace_files
 
@@ -294,11 +294,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: two workspaces would be served under one name: {', '.join(names)}", file=sys.stderr)
         return 2
     os.environ[ENV_WORKSPACES] = os.pathsep.join(str(r) for r in roots)
+    if args.compute is not None:
+        os.environ[ENV_COMPUTE] = str(args.compute)
+    compute = compute_slots()  # a wrong SOP_API_COMPUTE is refused here, not in every worker
     if args.workers > 1:  # one compute thread per worker: the processes share the cores, not spin against
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # each other's idle thread pools
             os.environ.setdefault(name, "1")
     print(f"serving {', '.join(names)} on http://{args.host}:{args.port} with {args.workers} worker(s); "
-          f"API docs at /docs; state store: {_store_label()}", flush=True)
+          f"{compute} turn(s) computed at once per worker; API docs at /docs; state store: {_store_label()}",
+          flush=True)
     if args.workers == 1:
         uvicorn.run("core.api:app_from_env", factory=True, host=args.host, port=args.port,
                     log_level=args.log_level, timeout_graceful_shutdown=10)
@@ -313,6 +317,13 @@ def _store_label() -> str:
 
     url = os.environ.get("SOP_STATE_URL", "").strip()
     return redact(url) if url else "each workspace's .state/sessions.sqlite"
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text!r}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -398,12 +409,16 @@ def main(argv: list[str] | None = None) -> int:
                        help="time uploading a generated KB document of this size in the playground instead "
                             "(until the upload returns, until it is searchable, chat turns meanwhile)")
     bench.add_argument("--conversations", type=_positive, default=25,
-                       help="with --processes: two-turn conversations per worker; with --api: per client")
+                       help="with --processes: two-turn conversations per worker")
     bench.add_argument("--api", action="store_true",
                        help="load the HTTP API (python -m core serve) with concurrent clients instead: turns/s and "
                             "p95 latency per worker count and store")
     bench.add_argument("--workers", default="1,2,4,8", help="with --api: worker counts to run (default 1,2,4,8)")
     bench.add_argument("--clients", type=_positive, default=8, help="with --api: concurrent clients (default 8)")
+    bench.add_argument("--seconds", type=_positive_float, default=10.0,
+                       help="with --api: how long each load runs (default 10)")
+    bench.add_argument("--think-ms", type=_positive_float, default=100.0,
+                       help="with --api: the paced clients' mean pause before a message (default 100)")
     bench.add_argument("--stores", default="sqlite,postgres",
                        help="with --api: sqlite and/or postgres (a local server from Debian's package)")
     serve = sub.add_parser("serve", help="the HTTP API (FastAPI) with N worker processes")
@@ -413,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--workers", type=_positive, default=1, help="worker processes (default 1)")
+    serve.add_argument("--compute", type=_positive, default=None,
+                       help="turns a worker computes at once (default SOP_API_COMPUTE, else 1); turns waiting on "
+                            "a tool, a language model or the memory service do not count")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     args = parser.parse_args(argv)
     if args.command == "serve":

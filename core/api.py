@@ -39,7 +39,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from core.errors import SopError
+from core.concurrency import TurnGate
+from core.errors import SopError, UserInputError
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,21 @@ MAX_BODY = int(os.environ.get("SOP_API_MAX_BODY", str(64 * 1024)))
 MAX_TEXT = 4000
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ENV_WORKSPACES = "SOP_API_WORKSPACES"  # os.pathsep-separated folders, the default first (set by `serve`)
+ENV_COMPUTE = "SOP_API_COMPUTE"  # turns a worker computes at once (set by `serve --compute`)
+
+
+def compute_slots(value: str | None = None) -> int:
+    """Turns one worker computes at once: ``value``, else ``SOP_API_COMPUTE``, else 1 (a turn is CPU work
+    and a worker runs Python on one core at a time; turns waiting on a tool, a model or the memory service
+    give their slot up, see :mod:`core.concurrency`)."""
+    raw = (value if value is not None else os.environ.get(ENV_COMPUTE, "")).strip() or "1"
+    try:
+        slots = int(raw)
+    except ValueError:
+        slots = 0
+    if slots < 1:
+        raise UserInputError(f"{ENV_COMPUTE} takes a whole number of turns, at least 1; got {raw!r}")
+    return slots
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -70,6 +86,7 @@ class Served:
     error: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
     build: Callable[[Path, Any], Any] | None = None  # (root, loaded workspace) -> engine; default build_orchestrator
+    gate: TurnGate = field(default_factory=lambda: TurnGate(1))  # turns computing at once in this worker
 
     def load(self) -> None:
         """Build every engine (the embedding model is shared); a failure is kept for ``/ready``."""
@@ -182,11 +199,12 @@ class ReplyOut(BaseModel):
 
 
 def create_app(roots: list[Path] | None = None, *, token: str | None = None, max_body: int = MAX_BODY,
-               load_in_background: bool = True, build: Callable[[Path, Any], Any] | None = None) -> Any:
+               load_in_background: bool = True, build: Callable[[Path, Any], Any] | None = None,
+               compute: int | None = None) -> Any:
     """The FastAPI application for these workspaces (default: ``SOP_API_WORKSPACES``, else the current
     folder). ``token`` (default ``SOP_API_TOKEN``) turns on bearer authentication; ``build`` makes each
     workspace's engine from its folder and loaded workspace (default :func:`core.build.build_orchestrator`
-    with the environment's stores)."""
+    with the environment's stores); ``compute``: turns computed at once (default :func:`compute_slots`)."""
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from starlette.exceptions import HTTPException
@@ -194,7 +212,8 @@ def create_app(roots: list[Path] | None = None, *, token: str | None = None, max
     if roots is None:
         listed = [p for p in os.environ.get(ENV_WORKSPACES, "").split(os.pathsep) if p.strip()]
         roots = [Path(p) for p in listed] or [Path.cwd()]
-    served = Served({workspace_name(r): r.resolve() for r in roots}, workspace_name(roots[0]), build=build)
+    served = Served({workspace_name(r): r.resolve() for r in roots}, workspace_name(roots[0]), build=build,
+                    gate=TurnGate(compute if compute is not None else compute_slots()))
     secret = token if token is not None else os.environ.get("SOP_API_TOKEN", "").strip()
 
     @asynccontextmanager
@@ -335,15 +354,16 @@ def _router() -> APIRouter:
                  "default": n == served.default} for n in served.roots]
 
     @router.post("/workspaces/{workspace}/sessions/{session_id}/messages", tags=["messages"])
-    def post_message(request: Request, workspace: str, session_id: str, body: MessageIn) -> ReplyOut:
+    async def post_message(request: Request, workspace: str, session_id: str, body: MessageIn) -> ReplyOut:
         """Send one customer message to a session (created on its first message); the agent's reply."""
-        return _reply(_served(request), workspace, session_id, body)
+        served = _served(request)
+        return await served.gate.run(_reply, served, workspace, session_id, body)
 
     @router.post("/sessions/{session_id}/messages", tags=["messages"])
-    def post_default(request: Request, session_id: str, body: MessageIn) -> ReplyOut:
+    async def post_default(request: Request, session_id: str, body: MessageIn) -> ReplyOut:
         """Send a message to a session of the default workspace."""
         served = _served(request)
-        return _reply(served, served.default, session_id, body)
+        return await served.gate.run(_reply, served, served.default, session_id, body)
 
     router.include_router(_session_routes())
     return router

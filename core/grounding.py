@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container, Iterable
+from functools import lru_cache
 from typing import Any
 
 from core.models import SessionState
@@ -11,21 +13,42 @@ from core.slots import ISO_DATE
 from core.text import number_forms
 
 
-def allowed_numbers(sources: list[Any]) -> set[float]:
+def allowed_numbers(sources: Iterable[Any]) -> set[float]:
     """Every number stated anywhere in the given sources (tool results, messages, SOP text)."""
     found: set[float] = set()
     for src in sources:
-        text = src if isinstance(src, str) else json.dumps(src, default=str, ensure_ascii=False)
-        found |= number_forms(text)
-        for m in ISO_DATE.finditer(text):  # "2025-06-14" is written "14 June 2025" in a message
-            found |= {float(int(part)) for part in m.groups()}
+        found |= _text_numbers(src if isinstance(src, str) else json.dumps(src, default=str, ensure_ascii=False))
     return found
 
 
+@lru_cache(maxsize=8192)
+def _text_numbers(text: str) -> frozenset[float]:
+    """The numbers one text states (a session's messages come back every turn: read once)."""
+    found = number_forms(text)
+    for m in ISO_DATE.finditer(text):  # "2025-06-14" is written "14 June 2025" in a message
+        found |= {float(int(part)) for part in m.groups()}
+    return frozenset(found)
 
-def ungrounded(reply: str, allowed: set[float]) -> list[float]:
+
+class SourceNumbers(Container[float]):
+    """The numbers of a turn's sources, read the first time a reply's figure is looked up (most replies
+    state none, and a long session's sources are many)."""
+
+    def __init__(self, sources: list[Any], also: Iterable[float] = ()) -> None:
+        self._sources = sources
+        self._also = set(also)
+        self._found: set[float] | None = None
+
+    def __contains__(self, number: object) -> bool:
+        if self._found is None:
+            self._found = allowed_numbers(self._sources) | self._also
+        return number in self._found
+
+
+
+def ungrounded(reply: str, allowed: Container[float]) -> list[float]:
     """Numbers in a reply that no source gave (small list enumerators 1–10 are not facts)."""
-    return sorted(n for n in number_forms(reply) if n not in allowed and not (n.is_integer() and 0 <= n <= 10))
+    return sorted(n for n in number_forms(reply) if not (n.is_integer() and 0 <= n <= 10) and n not in allowed)
 
 
 def session_sources(state: SessionState) -> list[Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ from core.domain.commerce import OFFERED, Commerce
 from core.errors import LLMUnavailableError, SessionBusyError, StateConflictError
 from core.explain import explain
 from core.goals import GoalOps
-from core.grounding import allowed_numbers, session_sources, ungrounded, ungrounded_facts
+from core.grounding import SourceNumbers, allowed_numbers, session_sources, ungrounded, ungrounded_facts
 from core.lexicons import language_names, language_of, readable
 from core.memory.base import (
     MemoryUnavailableError,
@@ -355,7 +356,7 @@ class Orchestrator:
         if not reply:
             reply = self._say(t, "rephrase")
         sources = session_sources(t.state) + [c.result for c in t.trace.tool_calls]
-        allowed = allowed_numbers(sources) | self._sop_text_numbers
+        allowed = SourceNumbers(sources, self._sop_text_numbers)
         bad = ungrounded(reply, allowed)
         t.trace.grounding = {"checked": True, "ungrounded": bad}
         if bad:
@@ -366,7 +367,7 @@ class Orchestrator:
             reply = reply.replace("\n\n", "\n")
         return reply
 
-    def _worded(self, t: Turn, draft: str, allowed: set[float], sources: list[Any]) -> str:
+    def _worded(self, t: Turn, draft: str, allowed: Container[float], sources: list[Any]) -> str:
         """An LLM brain may word the reply for the customer (their language). The grounding guard is
         code: a figure, id, email, link or menu path that neither the draft nor a tool result holds
         sends the draft (the template answer built from the tool results) instead, and the trace says so."""

@@ -20,6 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from core.concurrency import waiting
 from core.errors import LLMUnavailableError, UserInputError
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -205,9 +206,10 @@ class OpenAIChat:
     def _post(self, messages: list[dict[str, str]], schema: type[T], with_schema: bool) -> Any:
         raw = self._client.chat.completions.with_raw_response
         common: dict[str, Any] = {"model": self.settings.model, "messages": messages, "temperature": 0}
-        if with_schema:
-            return raw.parse(response_format=schema, **common)
-        return raw.create(**common)
+        with waiting():  # other turns compute while this one waits on the model
+            if with_schema:
+                return raw.parse(response_format=schema, **common)
+            return raw.create(**common)
 
 
 def _read(raw: Any, schema: type[T], sent: bool) -> ChatReply[T]:

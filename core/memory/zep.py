@@ -53,6 +53,7 @@ from zep_cloud.core.api_error import ApiError
 from zep_cloud.core.parse_error import ParsingError
 from zep_cloud.environment import ZepEnvironment
 
+from core.concurrency import holding, waiting
 from core.errors import UserInputError
 from core.memory.base import (
     MemoryUnavailableError,
@@ -156,7 +157,7 @@ class ZepPreferenceMemory:
         Raises:
             MemoryUnavailableError: Zep is down; ``fallback`` holds the last known summary.
         """
-        with self._lock_for(customer_id):
+        with holding(self._lock_for(customer_id)):
             entries, error = self._current(customer_id)
             if error is not None:
                 raise error
@@ -171,7 +172,7 @@ class ZepPreferenceMemory:
         """
         if update.is_empty():
             return
-        with self._lock_for(customer_id):
+        with holding(self._lock_for(customer_id)):
             known = self._cache.mirror(customer_id) + [row.event for row in self._cache.pending(customer_id)]
             if session_id and turn and any(e.op == "remember" and e.session_id == session_id and e.turn == turn
                                            for e in known):
@@ -187,7 +188,7 @@ class ZepPreferenceMemory:
         Raises:
             MemoryUnavailableError: Zep is down; the removal stays queued for a later call.
         """
-        with self._lock_for(customer_id):
+        with holding(self._lock_for(customer_id)):
             entry = self._find(customer_id, entry_id)
             if entry is None:
                 return
@@ -201,7 +202,7 @@ class ZepPreferenceMemory:
             UserInputError: The entry does not exist or the value is invalid for its field.
             MemoryUnavailableError: Zep is down; the change stays queued for a later call.
         """
-        with self._lock_for(customer_id):
+        with holding(self._lock_for(customer_id)):
             entry = self._find(customer_id, entry_id)
             if entry is None:
                 raise UserInputError(f"no preference entry {entry_id} for customer {customer_id!r}")
@@ -221,7 +222,7 @@ class ZepPreferenceMemory:
         Raises:
             MemoryUnavailableError: Zep is still down (the rest stays queued), or it rejected a change.
         """
-        with self._lock_for(customer_id):
+        with holding(self._lock_for(customer_id)):
             if not self._cache.pending(customer_id):
                 return 0
             return self._flush(customer_id)
@@ -239,7 +240,7 @@ class ZepPreferenceMemory:
         Raises:
             MemoryUnavailableError: Zep is down.
         """
-        with self._lock_for(customer_id):
+        with holding(self._lock_for(customer_id)):
             try:
                 thread = self._cache.thread_uuid(customer_id, session_id) if session_id else None
                 if thread is not None:
@@ -262,7 +263,7 @@ class ZepPreferenceMemory:
         Raises:
             MemoryUnavailableError: Zep is down; nothing was deleted.
         """
-        with self._lock_for(customer_id):
+        with holding(self._lock_for(customer_id)):
             try:
                 user = self._user(customer_id, create=False)
                 if user is not None:
@@ -438,7 +439,8 @@ class ZepPreferenceMemory:
         if now < self._down_until:
             raise ZepFailure(f"{self._last_error} (Zep skipped for another {self._down_until - now:.0f}s)")
         try:
-            result = request()
+            with waiting():  # other turns compute while this one waits on Zep
+                result = request()
         except Exception as exc:  # noqa: BLE001 - classified below; nothing escapes unclassified
             failure = classify(exc, what, self.base_url, self._timeout_s)
             if failure.retryable and failure.status not in (404, 409):

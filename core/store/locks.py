@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from core.concurrency import waiting
 from core.errors import SessionBusyError
 
 try:  # POSIX; elsewhere sessions are locked per process only
@@ -37,13 +38,15 @@ LONGEST_PAUSE_S = 0.05
 
 def pauses(session_id: str, wait_s: float, started: float) -> Iterator[None]:
     """The waits between tries for a session's lock: doubling from FIRST_PAUSE_S to LONGEST_PAUSE_S with
-    jitter, never past ``wait_s`` from ``started``; raises SessionBusyError once that is spent."""
+    jitter, never past ``wait_s`` from ``started``; raises SessionBusyError once that is spent. A turn
+    gives its compute slot up while it pauses (the turn holding the lock may need it to finish)."""
     pause = FIRST_PAUSE_S
     while True:
         left = wait_s - (time.monotonic() - started)
         if left <= 0:
             raise SessionBusyError(session_id, wait_s)
-        time.sleep(min(left, pause * (0.5 + random.random())))  # noqa: S311 - jitter, not secrecy
+        with waiting():
+            time.sleep(min(left, pause * (0.5 + random.random())))  # noqa: S311 - jitter, not secrecy
         pause = min(LONGEST_PAUSE_S, pause * 2)
         yield
 
@@ -63,8 +66,10 @@ class LocalSessionLocks:
             users[0] += 1
         try:
             started = time.monotonic()
-            if not lock.acquire(timeout=max(0.0, wait_s)):
-                raise SessionBusyError(session_id, wait_s)
+            if not lock.acquire(blocking=False):
+                with waiting():  # the turn holding it may need this turn's compute slot to finish
+                    if not lock.acquire(timeout=max(0.0, wait_s)):
+                        raise SessionBusyError(session_id, wait_s)
             try:
                 yield time.monotonic() - started
             finally:

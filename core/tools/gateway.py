@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from core.concurrency import waiting
 from core.errors import ToolError
 from core.models import ToolCall
 from core.tools.base import Tool, classify_error
@@ -117,7 +118,9 @@ class ToolGateway:
                 done.set()
 
         threading.Thread(target=work, name=f"tool {impl.spec.name}", daemon=True).start()
-        if not done.wait(timeout):
+        with waiting():  # other turns compute while this one waits on its tool
+            finished = done.wait(timeout)
+        if not finished:
             raise ToolError(f"timed out after {timeout:g}s", "timeout")
         if "error" in outcome:
             raise outcome["error"]

@@ -257,3 +257,15 @@ def test_serve_runs_two_workers_on_postgres_and_they_share_the_sessions(tmp_path
         assert httpx.get(f"{base}/workspaces").status_code == 401
     finally:
         server.stop()
+
+
+def test_serve_refuses_a_compute_setting_that_is_not_a_positive_number(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from core.__main__ import main
+
+    monkeypatch.setenv("SOP_API_COMPUTE", "lots")
+    assert main(["serve", "--workspace", str(LIBRARY), "--port", "1"]) == 2  # refused before it listens
+    assert "SOP_API_COMPUTE takes a whole number of turns, at least 1; got 'lots'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["serve", "--workspace", str(LIBRARY), "--compute", "0"])
