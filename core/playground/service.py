@@ -127,7 +127,7 @@ class Playground:
         state_dir = self.root / ".state"
         url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
         self.store = open_state_store(url)
-        self.memory = open_preference_memory(state_dir)  # Zep Cloud when ZEP_API_KEY is set, else local SQLite
+        self.memory = open_preference_memory(state_dir, state_store=self.store)  # Zep when configured
         self.brain: str | None = None  # None: hybrid when an LLM is configured in the environment, else rule
         self.llm: LLMSettings | None = None
         self.workspace: Workspace

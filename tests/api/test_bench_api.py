@@ -25,6 +25,7 @@ def test_bench_api_reports_throughput_and_latency_per_worker_count() -> None:
         assert r["failed"] == 0 and r["turns"] >= 2 and r["turns"] % 2 == 0  # whole two-turn conversations
         assert r["turns_per_s"] > 0 and r["p95_ms"] >= r["p50_ms"] > 0 and r["single_client_p95_ms"] > 0
         assert r["paced_turns_per_s"] > 0 and r["paced_p95_ms"] > 0 and r["think_ms"] == 20
+        assert r["saturated_mean_floor_ms"] == round(1000 * 2 / r["turns_per_s"], 1)  # 2 clients
     assert rows[0]["speedup"] == 1.0
 
 

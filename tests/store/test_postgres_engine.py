@@ -103,3 +103,26 @@ def test_the_schema_is_migrated_once_by_engines_starting_together() -> None:
         rows = conn.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
         assert [r[0] for r in rows] == [v for v, _ in MIGRATIONS]
         assert migrate(conn) == []  # nothing left to apply
+
+
+def test_a_playground_on_postgres_keeps_sessions_and_preferences_beside_the_api_engines(
+        ws_copy: Path, embedder: object) -> None:
+    """A playground process given the database (not through the environment) and an engine of another
+    process on it: one truth for sessions and for the customer's preferences."""
+    from core.playground.service import Playground
+
+    url = database_url("playground-and-api")
+    play = Playground(ws_copy, embedder=embedder, state_url=url)  # type: ignore[arg-type]
+    other = build_orchestrator(ws_copy, store=open_state_store(url), loaded=play.workspace)
+    try:
+        assert "PostgreSQL" in play.memory.label
+        play.send("desk-1", "I like Logitech, no Razer please", customer_id="cust-play")
+        play.send("desk-1", "Recommend a gaming mouse", customer_id="cust-play")
+        state = other.load_state("desk-1")
+        assert state is not None and state.version == 2 and state.active_goal is not None
+        assert other.preferences("cust-play")["preferred_brands"] == ["Logitech"]
+    finally:
+        other.close()
+        other.store.close()
+        other.memory.close()
+        play.close()
