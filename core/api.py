@@ -335,7 +335,8 @@ def _router() -> APIRouter:
 
     @router.get("/ready", tags=["service"])
     def ready(request: Request) -> Any:
-        """Every workspace is loaded and the state store answers (503 until then)."""
+        """Every workspace is loaded and the state store answers (503 until then); the turns this worker
+        computes and holds in line now."""
         served = _served(request)
         if not served.ready.is_set():
             return _json(503, "not_ready", served.error or "loading the workspaces")
@@ -344,7 +345,9 @@ def _router() -> APIRouter:
                 orch.store.load("__ready__")  # a round trip to the store
         except Exception as exc:  # noqa: BLE001 - reported as not ready
             return _json(503, "store_unavailable", f"the state store does not answer: {exc}")
-        return JSONResponse({"status": "ready", "workspaces": list(served.roots)})
+        return JSONResponse({"status": "ready", "workspaces": list(served.roots),
+                             "turns": {"computing": served.gate.computing, "waiting": served.gate.queued,
+                                       "slots": served.gate.slots}})
 
     @router.get("/workspaces", tags=["workspaces"])
     def workspaces(request: Request) -> list[dict[str, Any]]:

@@ -8,9 +8,10 @@ matter: it should not hold up the turns behind it while it waits.
 
 :class:`TurnGate` runs turns on worker threads of an asyncio server, ``slots`` at a time, first come
 first served; the others wait on the event loop, not on threads. :func:`waiting` gives the slot of the
-calling thread's turn up while it waits on something outside the process and takes one back (at the end
-of the line) when the wait is over. Code that waits on the network wraps the wait in :func:`waiting`;
-outside a gated turn it does nothing.
+calling thread's turn up while it waits on something outside the process and takes the next free one
+back when the wait is over (ahead of the turns that came after it). Code that waits on the network
+wraps the wait in :func:`waiting` (a lock such a turn may hold, in :func:`holding`); outside a gated
+turn both are plain.
 """
 
 from __future__ import annotations
@@ -46,13 +47,17 @@ class TurnGate:
         """Turns waiting for a slot now."""
         return sum(1 for f in self._line if not f.done())
 
-    async def acquire(self) -> None:
-        """Wait for a slot behind every turn that asked before (on the event loop)."""
+    async def acquire(self, returning: bool = False) -> None:
+        """Wait for a slot behind every turn that asked before (on the event loop); a turn ``returning``
+        from a wait goes first, as it came before every turn still in line."""
         if self._free and not self._line:
             self._free -= 1
             return
         ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._line.append(ticket)
+        if returning:
+            self._line.appendleft(ticket)
+        else:
+            self._line.append(ticket)
         try:
             await ticket
         except asyncio.CancelledError:
@@ -103,7 +108,7 @@ def waiting() -> Iterator[None]:
     try:
         yield
     finally:
-        asyncio.run_coroutine_threadsafe(gate.acquire(), loop).result()
+        asyncio.run_coroutine_threadsafe(gate.acquire(returning=True), loop).result()
         _held.slot = held
 
 

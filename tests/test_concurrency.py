@@ -85,6 +85,29 @@ def test_a_turn_waiting_gives_its_slot_to_the_next_and_queues_again_after() -> N
     assert order == ["A computes", "A waits", "B computes", "A computes again"]
 
 
+def test_a_turn_back_from_its_wait_goes_ahead_of_turns_that_came_after_it() -> None:
+    order: list[str] = []
+    b_started = threading.Event()
+
+    def a() -> None:
+        order.append("A computes")
+        with waiting():
+            assert b_started.wait(5)
+            time.sleep(0.03)  # back while B still computes and C waits in line
+        order.append("A finishes")
+
+    def b() -> None:
+        b_started.set()
+        _spin(0.15)
+        order.append("B finishes")
+
+    def c() -> None:
+        order.append("C computes")
+
+    asyncio.run(_run_all(TurnGate(1), [a, b, c]))
+    assert order == ["A computes", "B finishes", "A finishes", "C computes"]
+
+
 def test_waiting_outside_a_gated_turn_does_nothing() -> None:
     with waiting():
         pass  # no gate, no loop: nothing to give up

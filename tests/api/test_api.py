@@ -77,7 +77,8 @@ def test_a_conversation_over_http_with_its_state_and_traces(client: TestClient) 
 
 def test_workspaces_health_readiness_and_the_openapi_document(client: TestClient) -> None:
     assert client.get("/health").json() == {"status": "ok"}  # open: a load balancer's probe has no token
-    assert client.get("/ready").json() == {"status": "ready", "workspaces": ["library_desk", "bikes"]}
+    assert client.get("/ready").json() == {"status": "ready", "workspaces": ["library_desk", "bikes"],
+                                           "turns": {"computing": 0, "waiting": 0, "slots": 1}}
     listed = client.get("/workspaces", headers=AUTH).json()
     assert [(w["name"], w["default"]) for w in listed] == [("library_desk", True), ("bikes", False)]
     assert "library.renew" in listed[0]["sops"] and listed[0]["title"] == "Riverside Public Library"
