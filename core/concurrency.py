@@ -44,8 +44,8 @@ class TurnGate:
 
     @property
     def queued(self) -> int:
-        """Turns waiting for a slot now."""
-        return sum(1 for f in self._line if not f.done())
+        """Turns waiting for a slot now (read from any thread)."""
+        return len(self._line)
 
     async def acquire(self, returning: bool = False) -> None:
         """Wait for a slot behind every turn that asked before (on the event loop); a turn ``returning``
@@ -61,18 +61,18 @@ class TurnGate:
         try:
             await ticket
         except asyncio.CancelledError:
-            if ticket.done() and not ticket.cancelled():  # handed a slot just as it was cancelled
+            if ticket in self._line:  # gave up waiting: out of the line
+                self._line.remove(ticket)
+            elif not ticket.cancelled():  # handed a slot just as it was cancelled: pass it on
                 self.release()
             raise
 
     def release(self) -> None:
-        """Hand the slot to the oldest waiting turn, else free it (on the event loop)."""
-        while self._line:
-            ticket = self._line.popleft()
-            if not ticket.done():
-                ticket.set_result(None)
-                return
-        self._free += 1
+        """Hand the slot to the first turn in line, else free it (on the event loop)."""
+        if self._line:
+            self._line.popleft().set_result(None)
+        else:
+            self._free += 1
 
     async def run(self, work: Callable[..., T], *args: Any) -> T:
         """``work(*args)`` on a worker thread once a slot is free; :func:`waiting` inside it gives the slot
@@ -118,14 +118,20 @@ class _Lock(Protocol):
     def release(self) -> None: ...
 
 
+def acquire(lock: _Lock, timeout: float = -1) -> bool:
+    """Take a lock that turns keep while they wait on the network: when another turn holds it, this one
+    waits for it (at most ``timeout`` seconds; -1 for as long as it takes) without its compute slot, as
+    the holder may need the slot to finish. Whether it was taken."""
+    if lock.acquire(blocking=False):
+        return True
+    with waiting():
+        return lock.acquire(timeout=timeout)
+
+
 @contextmanager
 def holding(lock: _Lock) -> Iterator[None]:
-    """Hold ``lock`` for the block. For a lock that turns keep while they wait on the network: when
-    another turn holds it, this one waits for it without its compute slot (the holder may need the slot
-    to finish)."""
-    if not lock.acquire(blocking=False):
-        with waiting():
-            lock.acquire()
+    """Hold ``lock`` for the block, taken with :func:`acquire`."""
+    acquire(lock)
     try:
         yield
     finally:

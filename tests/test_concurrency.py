@@ -213,3 +213,24 @@ def test_a_lock_kept_across_a_wait_is_waited_for_without_the_slot() -> None:
 
     asyncio.run(asyncio.wait_for(_run_all(TurnGate(1), [first, second]), 10))
     assert order == ["first done", "second done"]
+
+
+def test_a_turn_cancelled_while_in_line_leaves_it_and_the_slot_goes_on() -> None:
+    """A request given up while it waits for a slot (its client went away) leaves the line."""
+    async def main() -> tuple[list[str], int, int]:
+        gate = TurnGate(1)
+        order: list[str] = []
+        first = asyncio.ensure_future(gate.run(lambda: (_spin(0.1), order.append("first"))))
+        await asyncio.sleep(0.01)
+        gone = asyncio.ensure_future(gate.run(lambda: order.append("gone")))
+        after = asyncio.ensure_future(gate.run(lambda: order.append("after")))
+        await asyncio.sleep(0.01)
+        in_line = gate.queued
+        gone.cancel()
+        await asyncio.gather(first, after)
+        with pytest.raises(asyncio.CancelledError):
+            await gone
+        return order, in_line, gate.queued + gate.computing
+
+    order, in_line, left = asyncio.run(main())
+    assert order == ["first", "after"] and in_line == 2 and left == 0

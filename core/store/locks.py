@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.concurrency import waiting
+from core.concurrency import acquire, waiting
 from core.errors import SessionBusyError
 
 try:  # POSIX; elsewhere sessions are locked per process only
@@ -66,10 +66,8 @@ class LocalSessionLocks:
             users[0] += 1
         try:
             started = time.monotonic()
-            if not lock.acquire(blocking=False):
-                with waiting():  # the turn holding it may need this turn's compute slot to finish
-                    if not lock.acquire(timeout=max(0.0, wait_s)):
-                        raise SessionBusyError(session_id, wait_s)
+            if not acquire(lock, max(0.0, wait_s)):  # waiting without the turn's compute slot
+                raise SessionBusyError(session_id, wait_s)
             try:
                 yield time.monotonic() - started
             finally:
