@@ -12,7 +12,7 @@ import yaml
 from core.agents import MAX_ATTEMPTS
 from core.build import Workspace, build_orchestrator, load_workspace
 from core.errors import UserInputError
-from core.grounding import allowed_numbers, session_sources, ungrounded
+from core.grounding import SourceNumbers, session_sources, ungrounded
 from core.memory import LocalPreferenceMemory
 from core.models import GoalStatus, SessionState
 from core.orchestrator import Orchestrator
@@ -310,5 +310,5 @@ class InvariantChecker:
         sources = session_sources(state)
         for t in self.orch.store.traces(state.session_id):
             sources += [c.get("result") for c in t.get("tool_calls", [])]
-        bad = ungrounded(reply, allowed_numbers(sources) | self.orch._sop_text_numbers)
+        bad = ungrounded(reply, SourceNumbers(sources, self.orch._sop_text_numbers))
         return [f"invariant: reply states ungrounded number(s) {bad}"] if bad else []
