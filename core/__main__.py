@@ -134,6 +134,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_eval_star(args)
     if args.evaluation == "kb":
         return cmd_eval_kb(args)
+    if args.evaluation == "procedures":
+        return cmd_eval_procedures(args)
     from core.evaluation.synthetic import format_report, run_synthetic
 
     def progress(done: int, total: int) -> None:
@@ -157,6 +159,18 @@ def cmd_eval_kb(args: argparse.Namespace) -> int:
     else:
         print("\n".join(format_kb_report(r) for r in reports))
     return 1 if any(r.top1_rate < args.min_top1 for r in reports) else 0
+
+
+def cmd_eval_procedures(args: argparse.Namespace) -> int:
+    from core.evaluation.procedures import evaluate_procedures, format_procedures, procedures_report
+
+    def progress(done: int, total: int) -> None:
+        print(f"\r{done}/{total} conversations", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    reports = evaluate_procedures(Path(args.folder), progress=progress if sys.stderr.isatty() else None)
+    report = procedures_report(reports)
+    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_procedures(reports))
+    return 1 if report["accuracy"] < args.min_accuracy else 0
 
 
 def cmd_eval_star(args: argparse.Namespace) -> int:
@@ -375,6 +389,13 @@ def main(argv: list[str] | None = None) -> int:
     kb_eval.set_defaults(workspace=None)
     kb_eval.add_argument("--min-top1", type=float, default=0.0,
                          help="exit with code 1 when a file's top-1 rate is below this (0-1)")
+    procedures = kinds.add_parser("procedures", help="every workspace's conversation tests under a folder: passed/total "
+                                                     "per workspace and each failing test's first failing turn")
+    procedures.add_argument("folder", help="a folder of workspaces, each with a conversations/ folder")
+    procedures.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    procedures.add_argument("--min-accuracy", type=float, default=0.0,
+                            help="exit with code 1 when the share of passing conversations is below this (0-1)")
+    procedures.set_defaults(workspace=None)
     star = kinds.add_parser("star", help="replay STAR's human conversations, next-action accuracy and weighted F1")
     star.add_argument("folder", help="a STAR folder (tasks/, apis/, dialogues/)")
     star.add_argument("--json", action="store_true", help="machine-readable report on stdout")
