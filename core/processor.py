@@ -718,7 +718,8 @@ class CommandProcessor:
                 once = hashlib.sha256(f"{t.state.session_id}|{t.state.turn}|{key}|{used}".encode()).hexdigest()[:32]
                 if self.before_change is not None:
                     self.before_change(t, tool, args, once)
-            call = self.gateway.call(agent, tool, args, script=t.script, system=system, key=once)
+            call = self.gateway.call(agent, tool, args, script=t.script, system=system, key=once,
+                                     session_id=t.state.session_id, customer_id=t.state.customer_id or None)
             t.cache.setdefault(key, []).append(call)
         if call.error_kind == "denied":
             t.trace.denied.append({"tool": tool, "agent": agent, "error": call.error})

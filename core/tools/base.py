@@ -51,8 +51,16 @@ class ToolSpec:
         return {k: v for k, v in args.items() if v is not None}
 
 
+CONVERSATION_PARAMS = ("session_id", "customer_id")
+"""What a tool may be told of the conversation a call serves, besides its arguments (never slots)."""
+
+
 class Tool(Protocol):
-    """Anything the gateway can call."""
+    """Anything the gateway can call.
+
+    A tool with ``takes_key`` set also takes ``key=`` (a side-effecting call's idempotency key); one with
+    ``takes_conversation`` set also takes ``session_id=`` and ``customer_id=`` (``None`` without a customer).
+    """
 
     spec: ToolSpec
 

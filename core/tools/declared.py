@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import importlib.util
 import inspect
@@ -13,10 +14,11 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from core.errors import Location, ToolError, WorkspaceError
-from core.tools.base import ToolSpec, classify_error
+from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
 from core.tools.inventory import read_table
 from core.workspace import ToolDecl
 
@@ -64,6 +66,15 @@ def _plain(value: Any) -> Any:
 
 MAX_RESPONSE_BYTES = 1_000_000  # an HTTP tool's answer larger than this is an error (http.max_bytes)
 CHUNK = 65536
+SESSION_HEADER = "X-Session-Id"  # the conversation an HTTP call serves
+CUSTOMER_HEADER = "X-Customer-Id"  # its customer, when the session has one
+
+
+def _header_value(value: str) -> str:
+    """``value`` as it may stand in a header: printable ASCII as it is, anything else percent-encoded."""
+    if all(" " <= ch <= "~" for ch in value):
+        return value
+    return urllib.parse.quote(value, safe=" !#$&'()*+,/:;=?@[]~")
 
 
 class HttpTool:
@@ -72,9 +83,12 @@ class HttpTool:
     One deadline covers the whole call (connecting, sending, the headers and every byte of the body): a
     server that answers slowly or a byte at a time is cut off when it passes, its connection closed so no
     thread stays stuck on it. The answer must be JSON of at most ``max_bytes``; a side-effecting call
-    (any method but GET) carries an ``Idempotency-Key`` header, the same when a turn is re-run."""
+    (any method but GET) carries an ``Idempotency-Key`` header, the same when a turn is re-run. Every call
+    says which conversation it serves: ``X-Session-Id`` and, when the session has a customer,
+    ``X-Customer-Id``."""
 
     takes_key = True
+    takes_conversation = True
 
     def __init__(self, decl: ToolDecl) -> None:
         self.spec = _spec(decl, side_effects=str(decl.http.get("method", "GET")).upper() != "GET")
@@ -83,7 +97,8 @@ class HttpTool:
         self.decl = decl
         self.max_bytes = int(decl.http.get("max_bytes") or MAX_RESPONSE_BYTES)
 
-    def run(self, args: dict[str, Any], key: str = "") -> Any:
+    def run(self, args: dict[str, Any], key: str = "", session_id: str = "",
+            customer_id: str | None = None) -> Any:
         method = str(self.decl.http.get("method", "GET")).upper()
         url = str(self.decl.http["url"])
         rest = dict(args)
@@ -100,6 +115,10 @@ class HttpTool:
                    **{str(k): str(v) for k, v in (self.decl.http.get("headers") or {}).items()}}
         if key and self.spec.side_effects:
             headers["Idempotency-Key"] = key
+        if session_id:
+            headers[SESSION_HEADER] = _header_value(session_id)
+        if customer_id:
+            headers[CUSTOMER_HEADER] = _header_value(customer_id)
         return self._send(method, url, body, headers)
 
     def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> Any:
@@ -191,19 +210,27 @@ class PythonTool:
     """A function in a .py file inside the workspace: trusted code, run as the engine (README, SECURITY).
 
     A function with an ``idempotency_key`` parameter receives the key of the call (the same when a turn
-    is re-run), to make a change at most once."""
+    is re-run), to make a change at most once. One with a ``session_id`` and/or ``customer_id`` parameter
+    receives the conversation's session id and customer id (``None`` when the session has no customer),
+    to keep what it does for one conversation apart from the others; they are not params of the tool
+    (not slots, never asked) unless store.yaml lists them, and then the call's own values are passed."""
 
     def __init__(self, decl: ToolDecl, root: Path) -> None:
         self.spec = _spec(decl, side_effects=True)
         self.decl = decl
         self.func = _load_function(decl, root)
-        try:
-            self.takes_key = "idempotency_key" in inspect.signature(self.func).parameters
-        except (TypeError, ValueError):
-            self.takes_key = False
+        takes = _keyword_params(self.func)
+        self.takes_key = "idempotency_key" in takes
+        declared = {p.name for p in self.spec.params}
+        self.conversation_params: tuple[str, ...] = tuple(
+            n for n in CONVERSATION_PARAMS if n in takes and n not in declared)
+        self.takes_conversation = bool(self.conversation_params)
 
-    def run(self, args: dict[str, Any], key: str = "") -> Any:
-        kwargs = {**args, "idempotency_key": key} if self.takes_key and key else args
+    def run(self, args: dict[str, Any], key: str = "", session_id: str = "",
+            customer_id: str | None = None) -> Any:
+        kwargs = {**args, "idempotency_key": key} if self.takes_key and key else dict(args)
+        given: dict[str, str | None] = {"session_id": session_id, "customer_id": customer_id or None}
+        kwargs.update({n: given[n] for n in self.conversation_params})
         try:
             return self.func(**kwargs)
         except ToolError:
@@ -211,6 +238,39 @@ class PythonTool:
         except Exception as exc:  # noqa: BLE001 - a workspace function may raise anything; it becomes an observation
             msg = f"{type(exc).__name__}: {exc}"
             raise ToolError(msg, classify_error(msg), public=False) from exc
+
+
+def _keyword_params(func: Callable[..., Any]) -> set[str]:
+    """The parameters ``func`` takes by name (``**kwargs`` names none)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    return {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+_MODULES: dict[Path, tuple[str, ModuleType]] = {}  # a workspace's .py file -> (its content's digest, its module)
+_MODULES_LOCK = threading.Lock()
+
+
+def _module(path: Path, decl: ToolDecl, file: str, where: Location) -> ModuleType:
+    """The module of a workspace's .py file, run once while the file is unchanged: the functions of one file
+    share its module (a back office keeping state in module variables sees one copy of them)."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    with _MODULES_LOCK:
+        known = _MODULES.get(path)
+        if known is not None and known[0] == digest:
+            return known[1]
+        spec = importlib.util.spec_from_file_location(f"workspace_tools_{abs(hash(str(path)))}", path)
+        if spec is None or spec.loader is None:
+            raise WorkspaceError(f"tool {decl.name!r}: cannot load {file}", where)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001
+            raise WorkspaceError(f"tool {decl.name!r}: {file} failed to import: {exc}", where) from exc
+        _MODULES[path] = (digest, module)
+        return module
 
 
 def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
@@ -223,14 +283,7 @@ def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
                              "of the workspace (it runs as trusted code)", where)
     if not path.exists():
         raise WorkspaceError(f"tool {decl.name!r}: {file} does not exist", where)
-    spec = importlib.util.spec_from_file_location(f"workspace_tools_{abs(hash(str(path)))}", path)
-    if spec is None or spec.loader is None:
-        raise WorkspaceError(f"tool {decl.name!r}: cannot load {file}", where)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001
-        raise WorkspaceError(f"tool {decl.name!r}: {file} failed to import: {exc}", where) from exc
+    module = _module(path, decl, file, where)
     func = getattr(module, name, None)
     if not callable(func):
         raise WorkspaceError(f"tool {decl.name!r}: {file} has no function {name!r}", where)

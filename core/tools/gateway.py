@@ -65,11 +65,15 @@ class ToolGateway:
         return decl is not None and tool in decl.tools
 
     def call(self, agent: str, tool: str, args: dict[str, Any], *, script: ToolScript | None = None,
-             system: bool = False, key: str = "") -> ToolCall:
+             system: bool = False, key: str = "", session_id: str = "",
+             customer_id: str | None = None) -> ToolCall:
         """Run one tool call and return its normalised outcome (never raises for tool failures).
 
         ``system`` marks the orchestrator's own knowledge-base answers to doubts, which no agent owns.
         ``key``: the idempotency key of a side-effecting call (passed to tools that take one).
+        ``session_id``, ``customer_id``: the conversation the call serves, passed to tools that take them
+        (a Python function declaring them, an HTTP endpoint as headers); never part of ``args``, so the
+        trace, recordings and replays see the same arguments whichever session makes the call.
         """
         started = time.perf_counter()
         call = ToolCall(tool=tool, args=dict(args), agent=agent or "orchestrator")
@@ -87,7 +91,7 @@ class ToolGateway:
         try:
             clean = impl.spec.validate(call.args)
             call.args = clean
-            call.result = _bounded(self._run(impl, clean, call.key))
+            call.result = _bounded(self._run(impl, clean, call.key, session_id, customer_id or None))
         except ToolError as exc:
             return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
                               public=str(exc) if exc.public and exc.kind != "timeout" else "")
@@ -103,15 +107,20 @@ class ToolGateway:
         timeout = (impl.spec.timeout_s if impl is not None else None) or self.default_timeout_s
         return max(MIN_TIMEOUT_S, min(MAX_TIMEOUT_S, float(timeout)))
 
-    def _run(self, impl: Tool, args: dict[str, Any], key: str) -> Any:
+    def _run(self, impl: Tool, args: dict[str, Any], key: str, session_id: str = "",
+             customer_id: str | None = None) -> Any:
         timeout = self.timeout_of(impl.spec.name)
         outcome: dict[str, Any] = {}
         done = threading.Event()
-        takes_key = bool(key) and getattr(impl, "takes_key", False)
+        extra: dict[str, Any] = {}  # only what the tool takes: any other is called exactly as before
+        if key and getattr(impl, "takes_key", False):
+            extra["key"] = key
+        if getattr(impl, "takes_conversation", False):
+            extra.update(session_id=session_id, customer_id=customer_id)
 
         def work() -> None:
             try:
-                outcome["result"] = impl.run(args, key=key) if takes_key else impl.run(args)  # type: ignore[call-arg]
+                outcome["result"] = impl.run(args, **extra)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 outcome["error"] = exc
             finally:
