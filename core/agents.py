@@ -32,6 +32,7 @@ from core.slots import (
 )
 from core.sop.expr import TEMPLATE_REF, evaluate, lookup, parse, paths, strip_context
 from core.sop.graph import SESSION_SLOTS, Node, Sop
+from core.understanding.values import Labelled, blank, introduced_name, labelled_values, stated_default
 from core.workspace import AgentDecl
 
 MAX_ATTEMPTS = 3
@@ -109,6 +110,8 @@ class SpecialistAgent:
         self.decl = decl
         self.env = env
         self._label_cache: dict[str, dict[str, set[str]]] = {}
+        self._named_text: str | None = None  # the message whose labelled values are in _named
+        self._named: dict[str, list[Labelled]] = {}
 
     @property
     def name(self) -> str:
@@ -130,19 +133,25 @@ class SpecialistAgent:
         if node is None or not node.asks:
             return {}
         types = self.types(sop)
+        named, rest = self.labelled(sop, text)
         values: dict[str, Any] = {}
         for p in node.fills:
             st = types.get(p.name)
             if st is None or (typed_only and st.kind == "text"):
                 continue
+            if p.name in named:  # "Username: jdoe41": the label says which slot
+                values[p.name] = named[p.name]
+                continue
+            if named and (not T.tokens(rest) or (st.kind == "text" and len(node.fills) > 1)):
+                continue  # every word was labelled for other slots; in a labelled list, free text has its label
             if st.kind == "text" and not T.tokens(text) and (
                     T.is_thanks(text) or T.is_greeting(text) or T.is_farewell(text)):
                 continue  # "thanks!" is not a name or a description
-            val = extract(st, self._dated(st, text), asked=True, candidates=offered(goal))
+            val = extract(st, self._dated(st, rest), asked=True, candidates=offered(goal))
             if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
                 labels = self._labels(sop)
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
-                val = labelled_text(text, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
+                val = labelled_text(rest, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)
@@ -155,6 +164,20 @@ class SpecialistAgent:
                     and (validate(st, val) or (st.kind in ("boolean", "choice") and val is False)):
                 values[name] = val
         return values
+
+    def default_answer(self, goal: Goal, sop: Sop, text: str) -> AnswerReading | None:
+        """"Not sure, whatever the usual is" to a question that says what it uses then ("If you're not sure,
+        I'll use the standard $50"): that value, as the answer; None when the customer is not unsure or the
+        question states no default."""
+        node = sop.node(goal.pending)
+        if node is None or len(node.fills) != 1 or not (T.UNSURE.search(text) or T.is_unable(text)):
+            return None
+        p = node.fills[0]
+        st = self.types(sop).get(p.name)
+        value = stated_default(st, p.name, [node.message, node.expects, node.text]) if st else None
+        if value is None:
+            return None
+        return AnswerReading(node.id, {p.name: value}, True, heard={p.name: value, "default": True})
 
     def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
         """Interpret a reply to the pending ask: True valid, False invalid, None when nothing is pending."""
@@ -330,17 +353,29 @@ class SpecialistAgent:
                    and types[n].kind in ("number", "digits", "phone")]
         return numeric == [name]
 
+    def labelled(self, sop: Sop, text: str) -> tuple[dict[str, Any], str]:
+        """The values a message labels for this SOP's slots ("zip is 10023, username jdoe41"), and the
+        message without the words of every value it labels for any SOP's slots (what the slots without a
+        label read theirs from)."""
+        if self._named_text != text:
+            self._named = {sid: labelled_values(text, types) for sid, types in sorted(self.env.slot_types.items())}
+            self._named_text = text
+        spans = sorted({(f.start, f.end) for found in self._named.values() for f in found})
+        own = {f.slot: f.value for f in self._named.get(sop.id, []) if f.slot not in SESSION_SLOTS}
+        return own, blank(text, spans)
+
     def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
         """Slot values a message gives without being asked (budget up front, a brand, a category)."""
-        found: dict[str, Any] = {}
+        named, text = self.labelled(sop, text)
+        found: dict[str, Any] = dict(named)
         corrected = self.env.brain.correct(text)  # "a mouse uner 1000": the typo'd "under" still counts
         for name, st in self.types(sop).items():
-            if name in SESSION_SLOTS:
+            if name in SESSION_SLOTS or name in found:
                 continue
             if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
                 said = text.strip() if opening and st.describes and name not in goal.slots \
                     and _describes_more(corrected, sop) else \
-                    person_name(text, asked=False) if st.person else None  # or "my pet was Molly"
+                    (person_name(text, asked=False) or introduced_name(text)) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
                 said = handle_value(said, name) if st.handle and said else said
@@ -365,6 +400,22 @@ class SpecialistAgent:
             if validate(st, val):
                 found[name] = val
         return _own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    def replaced_value(self, goal: Goal, sop: Sop, said: str, text: str) -> dict[str, Any]:
+        """A correction that names the value it replaces ("make that the 14th, not the 12th"): the filled slot
+        whose value the ruled-out words give, with the new value the rest of the message gives it (read as
+        an answer to its question); empty when no filled slot holds the ruled-out value."""
+        gone = "".join(c if s == " " and c != " " else " " for c, s in zip(text, said, strict=True))
+        for name, st in sorted(self.types(sop).items()):
+            old = goal.slots.get(name)
+            if old in (None, "") or st.kind in ("text", "boolean", "choice"):
+                continue
+            if extract(st, gone, asked=True) != old:
+                continue
+            new = extract(st, said, asked=True)
+            if validate(st, new) and new != old:
+                return {name: new}
+        return {}
 
     def corrected_text(self, goal: Goal, sop: Sop, text: str) -> tuple[str, str] | None:
         """"Sorry, I meant Spain, not Portugal" while the next question waits: the free-text answer given
@@ -527,7 +578,8 @@ class SpecialistAgent:
                 taken = True
             elif b.expr:
                 tree = parse(b.condition)
-                context = goal.slots if sop.format == "json" else self._results_context(goal, sop, obs)
+                context = {**self._facts(goal), **goal.slots} if sop.format == "json" \
+                    else self._results_context(goal, sop, obs)  # a JSON SOP's context holds its results' fields
                 seen.update({path: _brief(lookup(context, path)) for path in paths(tree)})
                 taken = bool(evaluate(tree, context))
             else:
@@ -536,16 +588,24 @@ class SpecialistAgent:
             if taken:
                 saw = f" (saw {', '.join(f'{k} = {v}' for k, v in seen.items())})" if seen else ""
                 resp.decisions.append(f"{node.label}: {b.condition or 'else'} -> {b.target}{saw}")
-                goal.step = b.target
-                order = _linear_order(sop)
-                if b.target in order and node.id in order and order.index(b.target) <= order.index(node.id):
-                    # the flow goes back to an earlier step: the questions from there to here are asked again
-                    for nid in order[order.index(b.target):order.index(node.id)]:
-                        if sop.nodes[nid].asks and node.id in sop.reachable(nid):
-                            for p in sop.nodes[nid].fills:
-                                goal.slots.pop(p.name, None)
+                self._move(goal, sop, node, b.target)
                 return
         goal.step = None
+
+    @staticmethod
+    def _move(goal: Goal, sop: Sop, node: Node, target: str | None) -> None:
+        """Go from ``node`` to ``target``. A step that sends the flow back to an earlier one (a decision's
+        branch, or a message such as "the limit is $500" whose next step is the ask again) asks the
+        questions from there to here again."""
+        goal.step = target
+        order = _linear_order(sop)
+        if target not in order or node.id not in order or order.index(target) > order.index(node.id) \
+                or node.id not in sop.reachable(target):
+            return  # forward (or a join after a branch): nothing is asked again
+        for nid in sorted(sop.reachable(target)):  # the loop: every ask on the way from there back to here
+            if sop.nodes[nid].asks and node.id in sop.reachable(nid):
+                for p in sop.nodes[nid].fills:
+                    goal.slots.pop(p.name, None)
 
     def _action(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
         if node.asks:
@@ -585,17 +645,16 @@ class SpecialistAgent:
             resp.messages.append(msg)
         goal.memory.append(MemoryEntry(action=node.label, observation="done", feedback="success", turn=req.turn))
         goal.attempts.pop(node.id, None)
-        goal.step = node.next
+        self._move(goal, sop, node, node.next)
 
     def _request_tool(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
         """Ask for a missing input first; else request the step's tool (one counted run of the step)."""
-        if sop.format != "json":  # a text SOP's tool takes what earlier tools returned by the param's name
-            facts = self._facts(goal)
-            found = {p.name: facts[p.name] for p in node.params if _unknown(goal, p.name)
-                     and facts.get(p.name) not in (None, "")}
-            if found:
-                goal.slots.update(found)
-                resp.decisions.append(f"{', '.join(found)} for {node.label!r} from an earlier result")
+        facts = self._facts(goal)  # a tool takes what earlier tools returned by the param's name ("context.total")
+        found = {p.name: facts[p.name] for p in node.params if _unknown(goal, p.name)
+                 and facts.get(p.name) not in (None, "")}
+        if found:
+            goal.slots.update(found)
+            resp.decisions.append(f"{', '.join(found)} for {node.label!r} from an earlier result")
         missing = [p.name for p in node.params if not p.optional and _unknown(goal, p.name)]
         if missing:
             asker = self._asker_for(sop, missing[0], before=node.id)
@@ -620,7 +679,8 @@ class SpecialistAgent:
             if not self._count_attempt(goal, node, resp):
                 return
             resp.actions.append(node.label)
-        question = self._own_examples(sop, node, self.env.brain.question(node, goal.slots))
+        context = {**self._facts(goal), **goal.slots} if node.message else goal.slots  # "{context.minutesLate}"
+        question = self._own_examples(sop, node, self.env.brain.question(node, context))
         offer = self._remembered_offer(goal, sop, node, req.preferences)
         question = f"{question} {offer}" if offer else question
         goal.pending = node.id

@@ -19,7 +19,7 @@ from core.memory import PreferenceMemory, open_preference_memory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
 from core.retrieval import CachedEmbedder, Progress, SharedModel
-from core.slots import SlotType, Vocabulary, declared_type, infer_type, listed_options, type_label, type_problem
+from core.slots import SlotType, Vocabulary, declared_type, hints_per_slot, infer_type, listed_options, type_label, type_problem
 from core.sop import Sop, load_sops
 from core.store import StateStore, open_state_store
 from core.tools.builtin_math import MathTool
@@ -108,6 +108,7 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
         except WorkspaceError as exc:
             problems.append(Problem("store.yaml", decl.line, "error", exc.message))
     problems += _cross_checks(files, sops, tools)
+    problems += _result_fields(sops, tools)
     vocab = Vocabulary(catalog.categories if catalog else [], catalog.brands if catalog else [],
                        sorted(catalog.feature_words()) if catalog else [])
     declares_columns = any(p.type.lower().startswith("column") for row in files.gar for p in row.params) or any(
@@ -271,9 +272,11 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
             return st
 
         for node in sop.nodes.values():
-            for p in node.fills:
+            hint = node.expects or node.text  # several values asked at once: each its own part of the hint
+            own = hints_per_slot(hint, len(node.fills)) if len(node.fills) > 1 else None
+            for i, p in enumerate(node.fills):
                 if p.name not in types:
-                    types[p.name] = typed(p, node.expects or node.text, node.gar.line if node.gar else 0)
+                    types[p.name] = typed(p, own[i] if own else hint, node.gar.line if node.gar else 0)
         for node in sop.nodes.values():
             for p in node.params:
                 if p.name not in types:
@@ -281,6 +284,18 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
         for st in types.values():
             st.region = region if st.kind in ("phone", "date") else ""
         out[sop.id] = types
+    return out
+
+
+def _result_fields(sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
+    """A JSON node that reads a key nothing sets, after a tool step, reads a field of that tool's result when
+    the tool says it returns one (a table tool's columns: ``context.minutesLate`` after ``getOrderStatus``
+    over an orders table); otherwise it is the problem the SOP's compiler found."""
+    out: list[Problem] = []
+    for sop in sops:
+        fields = {str(c) for n in sop.nodes.values() if n.tool
+                  for c in getattr(getattr(tools.get(n.tool), "frame", None), "columns", [])}
+        out += [problem for key, problem in sop.field_refs if key not in fields]
     return out
 
 

@@ -333,6 +333,8 @@ class Orchestrator:
                            offered_more=bool(said) and T.offers_more(said[-1]),
                            kb_tool=self.gateway.tools.get(KB_TOOL) is not None,
                            kb_knows=lambda: self.processor.kb_knows(t, self.reader.doubt_query(t.perception, active)),
+                           kb_similarity=lambda: self.processor.kb_similarity(t, self.reader.doubt_query(t.perception,
+                                                                                                     active)),
                            prepared=lambda sop: self.processor.prepared(state, sop))
 
     def already_told(self, state: SessionState, sop: Sop) -> dict[str, Any]:

@@ -659,6 +659,14 @@ class CommandProcessor:
         call = self.kb_search(t, query, "orchestrator")
         return call.ok and bool(call.result)
 
+    def kb_similarity(self, t: Turn, query: str) -> float:
+        """How close the knowledge base's best passage for ``query`` is (its similarity; 0 when it has none)."""
+        if self.gateway.tools.get(KB_TOOL) is None:
+            return 0.0
+        call = self.kb_search(t, query, "orchestrator")
+        hits = call.result if call.ok and isinstance(call.result, list) else []
+        return max((float(h.get("similarity", 0.0)) for h in hits if isinstance(h, dict)), default=0.0)
+
     # ------------------------------------------------------------------ running goals (the flow executor)
     def _run_active(self, t: Turn) -> None:
         """Run the active goal; when it ends, resume the previous one (bounded)."""

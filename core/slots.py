@@ -68,15 +68,34 @@ def infer_type(name: str, expects: str, vocab: Vocabulary) -> SlotType:
         return SlotType(name, "option", vocab=options)
     digits = re.search(r"(\d+)[- ]digit", e)
     size = int(digits.group(1)) if digits else 0
-    kind = _kind_of(e, expects) or _name_kind(n) or _kind_of(n, "") or "text"
+    kind = _strong_name_kind(name) or _kind_of(e, expects) or _name_kind(n) or _kind_of(n, "") or "text"
     if kind == "category":
         return SlotType(name, kind, vocab=vocab.categories)
     if kind in ("brand", "model"):
         return SlotType(name, kind, vocab=vocab.brands)
-    if kind == "id":
-        example = re.search(r"\blike\s+([A-Z][\w-]+)", expects)
-        return SlotType(name, kind, pattern=_id_pattern(expects), example=example.group(1) if example else "")
+    if kind == "id":  # "a listing id like LSTXXXXXXXXX", "a member id like ana_ruiz_2281"
+        example = re.search(r"\b(?:like|e\.g\.|such as|for example)\s+([A-Z][\w-]+|\w[\w.-]*\d[\w-]*)", expects)
+        shown = example.group(1) if example else ""
+        return SlotType(name, kind, pattern=_id_pattern(expects) or shape_pattern(shown), example=shown)
     return _refine(SlotType(name, kind, digits=size if kind in ("digits", "phone") else 0), n, expects)
+
+
+EXAMPLES_LEAD = re.compile(r"[,;(]?\s*\b(?:e\.g\.|eg\.?|for example|for instance|such as|like)\s+", re.I)
+
+
+def hints_per_slot(expects: str, count: int) -> list[str] | None:
+    """A hint for a question asking ``count`` values, lined up with them: "the username, the email and the
+    order ID, e.g. jdoe41, jdoe41@mail.com, 5512349870" -> ["the username like jdoe41", "the email like
+    jdoe41@mail.com", "the order ID like 5512349870"]. None when its items do not line up."""
+    lead = EXAMPLES_LEAD.search(expects)
+    head = expects[: lead.start()] if lead else expects
+    items = T.list_items(head.strip(" .:;,"))
+    if count < 2 or len(items) != count:
+        return None
+    examples = T.list_items(expects[lead.end():].strip(" .)")) if lead else []
+    if len(examples) == count:
+        return [f"{item} like {example}" for item, example in zip(items, examples, strict=True)]
+    return items
 
 
 def _kind_of(text: str, original: str) -> str | None:
@@ -112,6 +131,21 @@ def _name_kind(name: str) -> str | None:
     return None
 
 
+def _strong_name_kind(name: str) -> str | None:
+    """Kinds a slot's name states outright, whatever its hint's words: ``email``, ``phone``, ``orderId`` or
+    ``order_id`` (an id)."""
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower().replace("_", " ").split()
+    if not words or words[0] in ("has", "is", "wants", "can", "did"):  # a yes/no flag about it
+        return None
+    if words[-1] == "id" or words[-1] == "ids":
+        return "id"
+    if words[-1] in ("email", "e-mail"):
+        return "email"
+    if words[-1] in ("phone", "mobile"):
+        return "phone"
+    return None
+
+
 def _id_pattern(expects: str) -> re.Pattern[str] | None:
     """From 'a listing id like LSTXXXXXXXXX' build a pattern: the literal prefix, then alphanumerics."""
     m = re.search(r"\blike\s+([A-Z]{2,}[A-Z0-9-]*X{2,}[A-Z0-9X-]*)", expects, re.I)
@@ -125,6 +159,24 @@ def _id_pattern(expects: str) -> re.Pattern[str] | None:
         pre = re.match(r"[A-Z]+-?", m.group(1), re.I)
         return re.compile(rf"\b{re.escape(pre.group(0) if pre else '')}\d{{2,}}\b", re.I)
     return None
+
+
+def shape_pattern(example: str) -> re.Pattern[str] | None:
+    """Ids shaped like an author's example: "ana_ruiz_2281" takes letters, "_", letters, "_", four digits
+    ("tom_berg_5512"); an example that mixes letters and digits throughout ("QX7R2LM9KD") takes a word of
+    its length with both; None for an example too short to say anything."""
+    example = example.strip()
+    if len(example) < 4 or not re.fullmatch(r"[\w.-]+", example):
+        return None
+    runs = re.findall(r"[^\W\d_]+|\d+|[\W_]", example)
+    if len(runs) <= 5:
+        body = "".join(r"[^\W\d_]+" if r.isalpha() else rf"\d{{{max(1, len(r) - 1)},{len(r) + 1}}}" if r.isdigit()
+                       else re.escape(r) for r in runs)
+    else:
+        need = "".join(look for look, has in ((r"(?=[^\W_]*\d)", any(c.isdigit() for c in example)),
+                                              (r"(?=[^\W_]*[^\W\d_])", any(c.isalpha() for c in example))) if has)
+        body = rf"{need}[^\W_]{{{len(example)}}}"
+    return re.compile(rf"(?<![\w.@-]){body}(?![\w@-]|\.\w)")
 
 
 def find_vocab(message: str, vocab: list[str]) -> str | None:
@@ -167,6 +219,9 @@ def extract(st: SlotType, message: str, *, asked: bool, candidates: list[dict[st
 
 def _money(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     amts = T.amounts(msg)
+    if not amts:  # "a hundred dollars", "one hundred and fifty"
+        msg = T.spelled_numbers(msg)
+        amts = T.amounts(msg)
     rng = T.money_range(msg)
     if rng and (asked or re.search(r"\b(budget|between|range|around)\b", msg, re.I)):
         return rng[1]
@@ -263,7 +318,7 @@ def written_date(value: str, language: str = "en") -> str:
 
 
 def _number(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
-    amts = T.amounts(msg)
+    amts = T.amounts(msg) or T.amounts(T.spelled_numbers(msg))  # "one hundred and fifty"
     if asked and not amts:
         return T.word_number(msg)  # "just two", "twenty one people"
     return _clean_num(amts[0].value) if asked and amts else None
@@ -323,7 +378,10 @@ def _id(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any
         found = [m for m in st.pattern.finditer(msg) if _id_like(m, msg, len(st.example))]
         found.sort(key=lambda m: (m.group(0).isupper(), any(ch.isdigit() for ch in m.group(0)), len(m.group(0))),
                    reverse=True)
-        return found[0].group(0).upper() if found else None
+        if not found:
+            return None
+        value = found[0].group(0)  # written in capitals when the example is ("lst123" -> "LST123")
+        return value.upper() if not st.example or st.example == st.example.upper() else value
     m = re.search(r"\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]*-?[A-Z0-9-]{2,}\b", msg, re.I)
     if m:
         return m.group(0).upper()
@@ -872,7 +930,8 @@ def declared_type(name: str, spec: str, expects: str, vocab: Vocabulary,
     elif kind in ("id", "order_id", "account_id"):
         found = re.search(r"\blike\s+([A-Z][\w-]+)", expects)
         example = arg or (found.group(1) if found else "")
-        st = SlotType(name, "id", pattern=_id_pattern(f"like {arg}" if arg else expects), example=example)
+        st = SlotType(name, "id", pattern=_id_pattern(f"like {arg}" if arg else expects) or shape_pattern(arg),
+                      example=example)
     elif kind == "code":
         size = int(arg) if arg else int((re.search(r"(\d+)[- ]digit", expects.lower()) or [0, 0])[1])
         st = SlotType(name, "digits", digits=size)

@@ -171,7 +171,9 @@ def check_expect(expect: dict[str, Any], state: SessionState, trace: dict[str, A
         if lacking:
             fails.append(f"missing: expected {lacking} among {have}")
     if "slots" in expect:
-        have_slots = goal.slots if goal else {}
+        # with no goal active, the goal this turn finished (a request done in one message) is the one meant
+        shown = goal or max(state.goals.values(), key=lambda g: g.updated_at, default=None)
+        have_slots = shown.slots if shown else {}
         for k, v in expect["slots"].items():
             if not _same(have_slots.get(k), v):
                 fails.append(f"slots.{k}: expected {v!r}, got {have_slots.get(k)!r}")

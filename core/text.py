@@ -418,6 +418,20 @@ NUMBER_WORDS = re.compile(r"\b(?:(" + "|".join(TENS) + r")(?:[\s-]+(" + "|".join
                           + r"))?|(" + "|".join(UNITS) + r"|a dozen|dozen))\b", re.I)
 
 
+def spelled_numbers(text: str) -> str:
+    """The text with numbers written in words as digits ("a hundred dollars" -> "a 100 dollars", "one hundred
+    and fifty" -> "150"), by text2num for the languages it reads; small numbers alone stay words ("one of
+    them"). Unchanged when it holds none."""
+    if not re.search(r"[A-Za-z]", text):
+        return text
+    from text_to_num import alpha2digit  # imported on first use
+
+    try:
+        return alpha2digit(text, "en")
+    except Exception:  # noqa: BLE001 - a text the parser cannot read keeps its words
+        return text
+
+
 def word_number(text: str) -> int | None:
     """The first number written in words ("twenty one people" -> 21, "just two" -> 2), or None."""
     m = NUMBER_WORDS.search(text)
@@ -460,6 +474,15 @@ def excluded(before: str) -> int | None:
     or None when nothing rules it out."""
     m = EXCLUDED.search(before)
     return m.start() if m else None
+
+
+RULED_OUT = re.compile(rf"[,;]?\s*\b(?:{LEX.alternation('excludes')})\b[^,;.!?]*", re.I)
+
+
+def ruled_out(text: str) -> str:
+    """A correction without what it rules out: "I meant $700, not $1,000" -> "I meant $700" (the ruled-out
+    words replaced by spaces, so positions stay)."""
+    return RULED_OUT.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def is_request(text: str) -> bool:

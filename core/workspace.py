@@ -536,7 +536,10 @@ def load_workspace_files(root: str | Path) -> WorkspaceFiles:
     if not path.is_dir():
         raise WorkspaceError("workspace folder does not exist", Location(str(path)))
     cfg, p1 = load_store_config(path / "store.yaml")
-    gar, p2 = load_gar(path / "gar.csv")
+    if (path / "gar.csv").exists() or any((path / "sops").glob("*.sop")):
+        gar, p2 = load_gar(path / "gar.csv")
+    else:  # JSON SOPs carry their own tools and messages: no GAR needed
+        gar, p2 = [], []
     return WorkspaceFiles(path, cfg, gar, p1 + p2 + check_gar_params(gar, cfg.tools))
 
 

@@ -234,13 +234,20 @@ def _truthy(obs: Any) -> bool:
 
 
 
+CURRENCY_BEFORE = re.compile(r"[$€£¥฿₹]\s*$")  # a placeholder written right after a currency sign
+
+
 def fill_template(template: str, values: dict[str, Any]) -> str:
     """Replace ``{context.key}`` / ``{key}`` placeholders; unknown keys stay visible as-is."""
     from core.sop.expr import lookup
 
     def sub(m: re.Match[str]) -> str:
         val = lookup(values, m.group(1))
-        return m.group(0) if val is None else as_text(written_date(str(val)))  # a date as people write it
+        if val is None:
+            return m.group(0)
+        if isinstance(val, float) and not val.is_integer() and CURRENCY_BEFORE.search(template[: m.start()]):
+            return f"{val:,.2f}"  # "${context.total}" with 42.5 -> "$42.50"
+        return as_text(written_date(str(val)))  # a date as people write it
 
     return PLACEHOLDER.sub(sub, template)
 

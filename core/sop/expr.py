@@ -173,6 +173,21 @@ def paths(node: tuple) -> list[str]:
     return out
 
 
+def compares_with_boolean(node: tuple, key: str) -> bool:
+    """Whether a condition reads ``key`` as a yes or a no: ``key == true``, ``key !== false``, ``!key`` or the
+    key alone."""
+    op = node[0]
+    if op == "path":
+        return strip_context(node[1]) == key
+    if op in ("not", "and", "or"):
+        return any(compares_with_boolean(child, key) for child in node[1:] if isinstance(child, tuple))
+    if op == "lit":
+        return False
+    sides = [c for c in node[2:] if isinstance(c, tuple)]
+    has_key = any(c[0] == "path" and strip_context(c[1]) == key for c in sides)
+    return has_key and any(c[0] == "lit" and isinstance(c[1], bool) for c in sides)
+
+
 def strip_context(path: str) -> str:
     """``context.a.b`` -> ``a.b``."""
     return path[len("context."):] if path.startswith("context.") else path

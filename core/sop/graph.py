@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from core.problems import Problem
+
 import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -93,6 +95,9 @@ class Sop:
     source: str = ""
     slots: dict[str, str] = field(default_factory=dict)  # slot types its author declared (``slots:``)
     slots_line: int = 0  # where ``slots:`` is written
+    # references a JSON node makes after a tool step to keys nothing sets: (key, the problem if the key is not
+    # a field of an earlier tool's result); the workspace, which knows the tools, decides (build.py)
+    field_refs: list[tuple[str, Problem]] = field(default_factory=list)
 
     @property
     def version(self) -> str:

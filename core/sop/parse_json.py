@@ -17,7 +17,8 @@ PLACEHOLDER = expr.TEMPLATE_REF
 WHOLE_REF = re.compile(r"^\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*(\?)?\s*\}$")  # "{context.order_id}": the value itself
 NODE_KEYS = {"id", "type", "description", "tool", "toolParams", "messageTemplate", "nextNodes",
              "condition", "resultKey"}
-ASK_WORDS = re.compile(r"^\s*(ask|request|collect|get|confirm)\b", re.I)
+ASK_WORDS = re.compile(r"^\s*(ask|request|collect|get)\b", re.I)
+CONFIRM_WORDS = re.compile(r"^\s*confirm\b", re.I)  # asks when its message asks (or it has none), else tells
 TELL_WORDS = re.compile(r"^\s*(tell|inform|say|notify|show|offer)\b", re.I)  # a message, even one ending in "?"
 
 
@@ -64,8 +65,9 @@ def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None,
                                 f"startNode {start!r} is not a node"))
         return None, problems
     _check_targets(nodes, source, file, problems)
+    _asks_before_decisions(nodes)
     _infer_fills(nodes)
-    _check_refs(nodes, file, problems)
+    field_refs = _check_refs(nodes, file, problems)
     def line(key: str) -> int:
         return _line(source, key) or 1
 
@@ -76,7 +78,8 @@ def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None,
               triggers=text_list(data.get("triggers"), "triggers", file, line("triggers"), problems),
               description=text(data.get("description"), "description", file, line("description"), problems),
               file=file, format="json", start=start, nodes=nodes, source=source,
-              slots=text_map(data.get("slots"), "slots", file, line("slots"), problems), slots_line=line("slots"))
+              slots=text_map(data.get("slots"), "slots", file, line("slots"), problems), slots_line=line("slots"),
+              field_refs=field_refs)
     _check_reachability(sop, source, file, problems)
     return sop, problems
 
@@ -135,7 +138,8 @@ def _action_kinds(node: Node, raw: dict[str, Any], template: str, desc: str) -> 
         _tool_params(node, raw.get("toolParams") or {})
         if template:
             kinds.add("message_to_user")
-    elif (template.rstrip().endswith("?") and not TELL_WORDS.match(desc)) or ASK_WORDS.match(desc):
+    elif (template.rstrip().endswith("?") and not TELL_WORDS.match(desc)) or ASK_WORDS.match(desc) \
+            or (CONFIRM_WORDS.match(desc) and (not template or "?" in template)):  # "Confirm the stay" + a statement tells
         kinds.add("ask_user_input")
         node.message = template
         node.expects = expected_answer(desc, template)
@@ -194,6 +198,29 @@ def node_refs(node: Node, *, bare: bool = True) -> list[str]:
     return [k for i, k in enumerate(keys) if k not in keys[:i]]
 
 
+def _asks_before_decisions(nodes: dict[str, Node]) -> None:
+    """The engine note's form: a message that asks something ("Would you like me to cancel it?") followed by a
+    decision on a key nothing else sets (``context.customerWantsCancellation == true``) is the question that
+    key answers. It becomes an ask filling the key; a key compared with true or false is a yes or a no."""
+    tool_keys = {n.result_key for n in nodes.values() if n.tool}
+    filled = {p.name for n in nodes.values() for p in n.fills}
+    for node in nodes.values():
+        nxt = nodes.get(node.next or "")
+        if node.kind != "action" or node.tool or node.asks or nxt is None or nxt.kind != "decision":
+            continue
+        conditions = [b.condition for b in nxt.branches if b.condition and b.expr]
+        keys = [k for c in conditions for k in expr.paths(expr.parse(c))
+                if k.split(".")[0] not in tool_keys and k not in filled]
+        if not keys:
+            continue
+        yes_no = any(expr.compares_with_boolean(expr.parse(c), keys[0]) for c in conditions)
+        if not (yes_no or "?" in node.message):
+            continue
+        node.kinds = frozenset({"ask_user_input"})
+        node.fills = [Param(keys[0])]
+        node.expects = "yes or no" if yes_no else expected_answer(node.text, node.message)
+
+
 def _infer_fills(nodes: dict[str, Node]) -> None:
     """An ask fills the keys read downstream that no tool sets."""
     tool_keys = {n.result_key for n in nodes.values() if n.tool}
@@ -219,11 +246,15 @@ def _infer_fills(nodes: dict[str, Node]) -> None:
         node.fills = [Param(k) for k in fills]
 
 
-def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> None:
+def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> list[tuple[str, Problem]]:
     """A value a node reads (toolParams, messageTemplate, condition) must be something a step asks for or
-    a tool step's result (``resultKey``, or the node id): else the goal would wait for it forever."""
+    a tool step's result (``resultKey``, or the node id): else the goal would wait for it forever. A key read
+    after a tool step may be a field of that tool's result (the engine note's ``context.minutesLate``): those
+    problems are returned with their key, for the workspace to decide once it knows the tools."""
     known = {n.result_key for n in nodes.values() if n.tool} | {p.name.split(".")[0] for n in nodes.values()
                                                                   for p in n.fills}
+    after_tool = {t for n in nodes.values() if n.tool for t in _reachable(nodes, n.targets())}
+    pending: list[tuple[str, Problem]] = []
     for node in nodes.values():
         optional = {p.name for p in node.params if p.optional}  # left out of the call while unknown
         needed = {p.name for p in node.params} | {r for b in node.branches if b.condition and b.expr
@@ -232,11 +263,29 @@ def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> N
             if ref.split(".")[0] in known or ref in optional:
                 continue
             blocking = ref in needed  # a tool input or a condition waits for it; a message shows it unfilled
-            problems.append(Problem(file, node.line, "error" if blocking else "warning",
-                                    f"node {node.id!r} reads {{{ref}}}, but no step asks for {ref.split('.')[0]!r} "
-                                    "and no tool step's result is called that (an ask node's resultKey, or a tool "
-                                    "node's resultKey or id)" + ("" if blocking else ": the message would show it "
-                                                                 "unfilled")))
+            problem = Problem(file, node.line, "error" if blocking else "warning",
+                              f"node {node.id!r} reads {{{ref}}}, but no step asks for {ref.split('.')[0]!r} "
+                              "and no tool step's result is called that (an ask node's resultKey, or a tool "
+                              "node's resultKey or id)" + ("" if blocking else ": the message would show it "
+                                                           "unfilled"))
+            if node.id in after_tool:
+                pending.append((ref.split(".")[0], problem))
+            else:
+                problems.append(problem)
+    return pending
+
+
+def _reachable(nodes: dict[str, Node], start: list[str]) -> set[str]:
+    """The nodes reachable from ``start`` (included)."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        nid = todo.pop()
+        if nid in seen or nid not in nodes:
+            continue
+        seen.add(nid)
+        todo.extend(nodes[nid].targets())
+    return seen
 
 
 def _check_targets(nodes: dict[str, Node], source: str, file: str, problems: list[Problem]) -> None:

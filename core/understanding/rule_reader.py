@@ -41,11 +41,13 @@ from core.understanding.commands import (
     Unclear,
     value_words,
 )
+from core.tools.kb import KB_TOOL
 from core.understanding.signals import (
     CLEAR_MARGIN,
     LOW_INTENT,
     NOT_KEPT,
     asks_choice,
+    confirms,
     choice_words,
     clear_lead,
     corrects,
@@ -85,6 +87,7 @@ class ReadContext:
     offered_more: bool = False  # our last message asked "anything else?"
     kb_tool: bool = False  # the workspace has a knowledge base to answer questions from
     kb_knows: Callable[[], bool] = lambda: False
+    kb_similarity: Callable[[], float] = lambda: 0.0  # how close the knowledge base's best passage is (0 when none)
     prepared: Callable[[Sop], Goal] = lambda sop: Goal(id="", type=sop.id)  # a goal of an SOP as it would start
 
     @property
@@ -341,15 +344,24 @@ class RuleReader:
         if sop is None or agent is None:
             return ReplyReading()
         text = p.text
-        changes = agent.extract_volunteered(goal, sop, text, opening=False)
+        said = T.ruled_out(text) if corrects(text) else text  # "I meant $700, not $1,000": not the $1,000
+        changes = agent.extract_volunteered(goal, sop, said, opening=False)
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
+        if not fixes and corrects(text) and said != text:  # "make that the 14th, not the 12th": the slot
+            fixes = agent.replaced_value(goal, sop, said, text)  # holding what is ruled out takes the new value
+        if fixes and corrects(text) and confirms(agent, sop, sop.node(goal.pending)):
+            # "sorry, make that $450, not $600" to "shall I move $600?": the value changes, the confirmation waits
+            return ReplyReading(corrections=fixes, fixes=fixes)
         answers = self.answers_pending(goal, text)
         choice = asks_choice(goal, sop, agent)
         if goal.pending and p.go_back and not fixes and (choice or not answers):
             target = self.go_back_target(goal, text)
             if target is not None:
                 return ReplyReading(go_back=target)
+        default = agent.default_answer(goal, sop, text) if not answers else None
+        if default is not None:  # "not sure, whatever the usual is" to a question that names its default
+            return ReplyReading(answer=default)
         unable = bool(goal.pending) and T.is_unable(text) and not answers
         if goal.pending and p.question and not answers and not (choice and choice_words(text)) \
                 and not gives_values(goal, sop, agent, changes):
@@ -358,7 +370,10 @@ class RuleReader:
         pending_slots = {f.name for f in pending.fills} if pending else set()
         other = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
         # "My member number is 4410273" while a free-text question waits: it answers another question
-        elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other)
+        # ... unless its other values are labelled and words of its own answer the question ("ok praman1 it is.
+        # my email is ...")
+        own_words = bool(agent.labelled(sop, text)[0]) and bool(agent.answer_values(goal, sop, text))
+        elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other) and not own_words
         # "sorry, wrong card, it's 2123...": a correction of a filled slot is not the answer to a text question
         elsewhere = elsewhere or bool(fixes) and corrects(text) and free_text(agent, sop, pending)
         answer = [] if elsewhere else list(agent.answer_values(goal, sop, text).values())  # one slot, not two
@@ -450,6 +465,8 @@ class RuleReader:
                 or self.plain_switch(p, active, notes)
         if best is None or (active is not None and best[0] == active.type):
             return None
+        if active is None and by_name is None and self.kb_beats(c, best):
+            return None
         if active is None:
             return best
         text = p.text
@@ -463,6 +480,28 @@ class RuleReader:
                            "the message answers the pending question")
             return None
         return best
+
+    def kb_beats(self, c: ReadContext, best: tuple[str, float]) -> bool:
+        """An information question the knowledge base answers at least as closely as the SOP's triggers match
+        it ("Is delivery free?" beside an order-status SOP) is a knowledge question, not a start; a request
+        ("can you check my order?"), or an SOP that itself answers from the knowledge base, still starts."""
+        p = c.p
+        if not c.kb_tool or best[1] >= STRONG_INTENT or not p.question or T.is_request(p.text):
+            return False  # a trigger matched this closely asks for its SOP whatever the knowledge base holds
+        sop = self.sops.get(best[0])
+        if sop is None or any(n.tool == KB_TOOL for n in sop.nodes.values()):
+            return False
+        agent = self.agent_of(sop.id)
+        types = agent.types(sop) if agent is not None else {}
+        given = self.values_for(c.prepared(sop), p.text, opening=True)[0] if agent is not None else {}
+        if any(k in types and types[k].kind not in ("text", "boolean") for k in given):
+            return False  # "where is that repair? RT-9999": a question carrying the SOP's own values asks for it
+        similarity = c.kb_similarity()
+        if similarity < best[1]:
+            return False
+        c.notes.append(f"{best[0]} scores {best[1]:.2f}; the knowledge base's best passage {similarity:.2f}: "
+                       "a question for the knowledge base")
+        return True
 
     def several_requests(self, text: str, target: str) -> tuple[str, tuple[str, ...]]:
         """A message asking for two things ("I'd like a canoe on Sunday. But first, how are the trails?"): the SOP
@@ -599,9 +638,12 @@ class RuleReader:
         sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
         if sop is None or agent is None:
             return []
+        said = T.ruled_out(text) if corrects(text) else text  # what a correction rules out is kept for nobody
         out: list[Command] = [SetSlots(evidence=text, values=kept, words=value_words(text, kept), sop=sop_id)
-                              for sop_id, kept in self.kept_for_later(goal, text).items()]
+                              for sop_id, kept in self.kept_for_later(goal, said).items()]
         r = self.read_reply(goal, p)
+        fixed = list(r.fixes.values())  # "I meant $700" corrects this goal: not a value for another SOP as well
+        out = [c for c in out if not isinstance(c, SetSlots) or not any(v in fixed for v in c.values.values())]
         if r.go_back is not None:
             return [*out, GoBack(evidence=text, target=r.go_back.label)]
         if r.unable and agent.can_skip(goal, sop):

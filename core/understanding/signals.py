@@ -133,6 +133,13 @@ def gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, 
     return any(goal.slots.get(k) != v for k, v in found.items() if k in types and types[k].kind != "text")
 
 
+def confirms(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
+    """Whether a question is a yes/no confirmation (every slot it fills is a yes or a no)."""
+    types = agent.types(sop)
+    return node is not None and node.asks and bool(node.fills) and all(
+        p.name in types and types[p.name].kind == "boolean" for p in node.fills)
+
+
 def asks_choice(goal: Goal, sop: Sop, agent: SpecialistAgent) -> bool:
     """Whether the pending question asks the customer to choose among results ("the second one?")."""
     node = sop.node(goal.pending)
