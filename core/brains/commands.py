@@ -7,10 +7,13 @@ A reading is a list of commands of the same kinds the rule reader produces (``co
 start_goal, answer, set_slots, correct_slot, go_back, skip, cancel_goal, knowledge_question, follow_up,
 small_talk, human_handoff, unclear); each wire command becomes exactly one of those typed commands,
 nothing is flattened, after it passed the checks against the compiled SOPs, the GAR's slot definitions
-and the tools the workspace has. A failed check raises ``InvalidProposal`` with a message the model gets
-once to correct itself; a reading that is only "unclear" raises ``Abstain``. Either way the rule reader
-decides. Which checked command the engine acts on, and which it drops (with the reason), is the
-orchestrator's command processor's business (precedence, docs/turn.md).
+and the tools the workspace has. A proposed slot value is a candidate like the rules' own: it must be of
+the slot's kind (for a question asking several values, the kind and example of that slot's part of the
+hint) and, for ids, emails, codes, phone numbers and amounts, written by the customer. A failed check
+raises ``InvalidProposal`` with a message the model gets once to correct itself (every refused value named,
+and listed in ``InvalidProposal.refused`` for the trace); a reading that is only "unclear" raises
+``Abstain``. Either way the rule reader decides. Which checked command the engine acts on, and which it
+drops (with the reason), is the orchestrator's command processor's business (precedence, docs/turn.md).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core import text as T
 from core.brains.cleaning import clean_reply, normalise_code
-from core.slots import DECLINE, IDENTIFYING_KINDS, SlotType, extract, resolve_reference, validate
+from core.slots import DECLINE, IDENTIFYING_KINDS, SlotType, extract, hints_per_slot, resolve_reference, validate
 from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node
 from core.tools.kb import KB_TOOL
@@ -105,7 +108,14 @@ class Wording(_Wire):
 
 
 class InvalidProposal(Exception):  # noqa: N818 - a control-flow signal, not an error of the engine
-    """A model's answer broke a rule; the message is sent back to the model once."""
+    """A model's answer broke a rule; the message is sent back to the model once.
+
+    ``refused`` lists the slot values that failed their checks, each as {"slot", "value", "why"} (for the
+    trace: which of the model's values were refused and why)."""
+
+    def __init__(self, message: str, *, refused: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.refused: list[dict[str, str]] = list(refused or [])
 
 
 class Abstain(Exception):  # noqa: N818 - a control-flow signal
@@ -284,16 +294,36 @@ def _values_for_started(c: WireCommand, scope: ReadingScope, started: str | None
 
 def _check_slots(values: list[SlotValue], scope: ReadingScope, allowed: set[str], what: str,
                  types: dict[str, SlotType] | None = None) -> dict[str, Any]:
+    """Each proposed value in its slot's form, checked the way the rules check theirs: a slot the command
+    may set, a value of the slot's kind, copied from the customer's words. Every value is checked; the
+    refused ones are listed together (the model is told all of them at once, the trace names each)."""
     out: dict[str, Any] = {}
+    refused: list[dict[str, str]] = []
     node = scope.pending if types is None else None
     for sv in values:
         if sv.name not in allowed:
             listed = ", ".join(sorted(allowed)) or "nothing"
             raise InvalidProposal(f"slot {sv.name!r} cannot be set here; {what}: {listed}")
         st = (scope.slot_types if types is None else types).get(sv.name) or SlotType(sv.name, "text")
-        expects = node.expects if node is not None and any(p.name == sv.name for p in node.fills) else ""
-        out[sv.name] = check_value(st, sv.value, scope.text, scope.candidates, expects)
+        try:
+            out[sv.name] = check_value(st, sv.value, scope.text, scope.candidates, _expects(node, sv.name))
+        except InvalidProposal as exc:
+            refused.append({"slot": sv.name, "value": " ".join(str(sv.value).split()), "why": str(exc)})
+    if refused:
+        raise InvalidProposal("; ".join(r["why"] for r in refused), refused=refused)
     return out
+
+
+def _expects(node: Node | None, name: str) -> str:
+    """What a valid value of one slot of the pending question looks like: the question's hint, or, for a
+    question asking several values, that slot's own part of it ("the member id like ana_ruiz_2281")."""
+    names = [p.name for p in node.fills] if node is not None else []
+    if node is None or name not in names:
+        return ""
+    if len(names) < 2:
+        return node.expects
+    parts = hints_per_slot(node.expects, len(names))
+    return parts[names.index(name)] if parts else ""
 
 
 def check_value(st: SlotType, raw: str, message: str, candidates: list[dict[str, Any]] | None = None,
@@ -321,7 +351,7 @@ def check_value(st: SlotType, raw: str, message: str, candidates: list[dict[str,
     got = extract(st, value, asked=True, candidates=candidates)
     if not validate(st, got):
         raise InvalidProposal(f"{value!r} is not a valid {st.name} ({what})")
-    if st.kind in IDENTIFYING_KINDS and _alnum(str(got)) not in _alnum(message):
+    if st.kind in IDENTIFYING_KINDS and not _written(st, value, got, message):
         raise InvalidProposal(f"{got!r} does not appear in the customer's message; copy values, never invent them")
     if st.kind in NUMERIC_KINDS and round(float(got), 2) not in T.number_forms(message):
         raise InvalidProposal(f"{got!r} is not an amount the customer wrote")
@@ -340,6 +370,28 @@ def _check_choice(st: SlotType, value: str, candidates: list[dict[str, Any]]) ->
 
 def _alnum(text: str) -> str:
     return re.sub(r"[^0-9a-z@.]", "", text.lower())
+
+
+def _written(st: SlotType, raw: str, got: Any, message: str) -> bool:
+    """Whether the customer wrote this value: as the model copied it, or in the slot's form (a phone number
+    in its national digits too: "415 555 0199" is written where the slot's form is "+1 415-555-0199")."""
+    said = _alnum(message)
+    forms = {_alnum(raw), _alnum(str(got))}
+    if st.kind == "phone":
+        forms.add(_national_digits(str(got)))
+    return any(form and form in said for form in forms)
+
+
+def _national_digits(number: str) -> str:
+    """A phone number's national digits ("+1 415-555-0199" -> "4155550199"); "" when it is not international."""
+    if not number.startswith("+"):
+        return ""
+    import phonenumbers
+
+    try:
+        return str(phonenumbers.parse(number, None).national_number)
+    except phonenumbers.NumberParseException:
+        return ""
 
 
 # ---------------------------------------------------------------------------- decisions and wording

@@ -13,7 +13,9 @@ are English sentences built from the SOP, the GAR and the tool results).
 Every model answer is parsed into typed commands and checked (``core.brains.commands``); an answer
 that fails a check is sent back once with the reason, then the rule brain decides. A model that says
 it cannot tell is not asked again. Every call is recorded in the turn's trace (``trace.llm``: purpose,
-prompt, prompt tokens as reported by the server and as estimated, latency, outcome, commands).
+prompt, prompt tokens as reported by the server and as estimated, latency, outcome, commands, and the
+slot values refused with why: ``refused``). When the rules read the message after the model's values were
+refused, the perception's ``brain.refused`` lists them too.
 
 When the endpoint cannot be used (refused connection, timeout after the bounded retries, HTTP 5xx, a
 refused key) before the turn has done anything (no tool ran, no model answer was used), the turn is
@@ -84,6 +86,7 @@ class _Turn:
     picks: dict[tuple[str, str, str], ChooseBranch | None] = field(default_factory=dict)
     offline: bool = False  # the endpoint failed earlier in this turn: the rules finish it
     used: int = 0  # model answers used this turn
+    refused: list[dict[str, str]] = field(default_factory=list)  # the last call's refused slot values
 
 
 class LLMBrain:
@@ -160,6 +163,8 @@ class LLMBrain:
         result = self._ask("perceive", reading_messages(view), Reading, lambda r: check_reading(r, scope))
         if result is None:
             p.brain["llm"] = "fallback: rule"
+            if turn.refused:  # the model's values that failed their checks, and why (the rules read the message)
+                p.brain["refused"] = list(turn.refused)
             return p
         p.brain["llm"] = f"used: {result.act}"
         turn.language = result.language or turn.language
@@ -275,6 +280,7 @@ class LLMBrain:
             return None
         trace = turn.ctx.trace
         for attempt in (1, 2):
+            turn.refused = []
             est = estimate_tokens(messages, schema)
             rec: dict[str, Any] = {"purpose": purpose, "attempt": attempt, "model": self.model.model,
                                    "endpoint": self.model.endpoint, "prompt": messages, "prompt_tokens_est": est}
@@ -303,6 +309,9 @@ class LLMBrain:
                     return None
                 except InvalidProposal as exc:
                     error = str(exc)
+                    turn.refused = exc.refused
+                    if exc.refused:
+                        rec["refused"] = exc.refused
                 else:
                     rec.update(outcome="accepted", commands=_commands(result))
                     trace.llm.append(rec)
