@@ -581,7 +581,13 @@ class SpecialistAgent:
                 context = {**self._facts(goal), **goal.slots} if sop.format == "json" \
                     else self._results_context(goal, sop, obs)  # a JSON SOP's context holds its results' fields
                 seen.update({path: _brief(lookup(context, path)) for path in paths(tree)})
-                taken = bool(evaluate(tree, context))
+                from core.sop.expr import EvalError
+
+                try:
+                    taken = bool(evaluate(tree, context, self.env.today()))
+                except EvalError as exc:  # "a * b" on a missing key or a word, a division by zero: false
+                    resp.decisions.append(f"{node.label}: could not evaluate {b.condition!r} ({exc.reason}): else")
+                    taken = False
             else:
                 seen.setdefault("the last result", _brief(obs))
                 taken = self.env.brain.branch(b.condition, obs)
