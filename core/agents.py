@@ -12,7 +12,7 @@ from typing import Any
 from core import render
 from core import text as T
 from core.brains.base import Brain, proposed_values
-from core.domain.commerce import Commerce, offered
+from core.domain.commerce import Commerce, offered, picked_offer
 from core.memory.base import PreferenceSummary
 from core.memory.defaults import accepted_value, forget_offers, offer_question, remembered_range, takes_offer
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
@@ -32,7 +32,7 @@ from core.slots import (
 )
 from core.sop.expr import TEMPLATE_REF, evaluate, lookup, parse, paths, strip_context
 from core.sop.graph import SESSION_SLOTS, Node, Sop
-from core.understanding.values import Labelled, blank, introduced_name, labelled_values, stated_default
+from core.understanding.values import Labelled, blank, introduced_name, labelled_values, listed_name, stated_default
 from core.workspace import AgentDecl
 
 MAX_ATTEMPTS = 3
@@ -73,6 +73,8 @@ class AgentRunResponse:
     asked: bool = False
     path: list[str] = field(default_factory=list)  # ids of the nodes this run visited, in order
     language: str = "en"  # the language the run's own sentences are said in (the request's)
+    call: str = ""  # the SOP a ``call`` step runs before this goal goes on (its id)
+    computed: list[str] = field(default_factory=list)  # figures its messages' expressions gave ({qty * price})
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,8 @@ class SpecialistAgent:
                     T.is_thanks(text) or T.is_greeting(text) or T.is_farewell(text)):
                 continue  # "thanks!" is not a name or a description
             val = extract(st, self._dated(st, rest), asked=True, candidates=offered(goal))
+            if val is None and st.kind == "choice":  # "เอาอันที่ถูกกว่า", "เอา Samsung": by price, or a brand one has
+                val = picked_offer(rest, offered(goal))
             if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
                 labels = self._labels(sop)
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
@@ -158,6 +162,9 @@ class SpecialistAgent:
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
         values = _own_words(_own_mentions(values, types, sop, text), types)
+        listed = self._by_position(node, types, rest) if len(node.fills) > 1 and not named else {}
+        if len(listed) > len(values):  # "55120934, 1011 AB" to "your account number and postcode"
+            values = listed
         for name, val in proposed_values(self.env.brain, node, text).items():  # a model's checked reading wins
             st = types.get(name)
             if st is not None and not (typed_only and st.kind == "text") \
@@ -178,6 +185,24 @@ class SpecialistAgent:
         if value is None:
             return None
         return AnswerReading(node.id, {p.name: value}, True, heard={p.name: value, "default": True})
+
+    def _by_position(self, node: Node, types: dict[str, SlotType], text: str) -> dict[str, Any]:
+        """An answer that lists as many items as the question asks values, in its order ("55120934, 1011 AB"
+        to "the account number and the postcode"): each item read as its slot's answer; empty unless every
+        item gives its slot a valid value."""
+        items = [i for i in T.list_items(text) if i.strip(" .")]
+        if len(items) != len(node.fills):
+            return {}
+        out: dict[str, Any] = {}
+        for p, item in zip(node.fills, items, strict=True):
+            st = types.get(p.name)
+            if st is None:
+                return {}
+            val = extract(st, item.strip(" ."), asked=True)
+            if not validate(st, val):
+                return {}
+            out[p.name] = val
+        return out
 
     def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
         """Interpret a reply to the pending ask: True valid, False invalid, None when nothing is pending."""
@@ -366,6 +391,7 @@ class SpecialistAgent:
 
     def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
         """Slot values a message gives without being asked (budget up front, a brand, a category)."""
+        whole = text  # a description keeps every word of the message, labelled values among them
         named, text = self.labelled(sop, text)
         found: dict[str, Any] = dict(named)
         corrected = self.env.brain.correct(text)  # "a mouse uner 1000": the typo'd "under" still counts
@@ -373,9 +399,9 @@ class SpecialistAgent:
             if name in SESSION_SLOTS or name in found:
                 continue
             if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
-                said = text.strip() if opening and st.describes and name not in goal.slots \
-                    and _describes_more(corrected, sop) else \
-                    (person_name(text, asked=False) or introduced_name(text)) if st.person else None  # or "my pet was Molly"
+                said = whole.strip() if opening and st.describes and name not in goal.slots \
+                    and _describes_more(self.env.brain.correct(whole), sop) else \
+                    (person_name(text, asked=False) or introduced_name(text) or listed_name(text)) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
                 said = handle_value(said, name) if st.handle and said else said
@@ -471,7 +497,7 @@ class SpecialistAgent:
         if req.tool_results:
             self._apply_results(goal, sop, req, resp)
         steps = 0
-        while not resp.done and not resp.asked and not resp.tool_requests:
+        while not resp.done and not resp.asked and not resp.tool_requests and not resp.call:
             if goal.status == GoalStatus.DONE:
                 break
             steps += 1
@@ -634,6 +660,11 @@ class SpecialistAgent:
         if "api_call" in node.kinds:
             self._request_tool(goal, sop, node, req, resp)
             return
+        if node.call:  # the called SOP runs as a goal of its own; this one goes on when it ends
+            if self._count_attempt(goal, node, resp):
+                resp.actions.append(node.label)
+                resp.call = node.call
+            return
         if req.others_waiting and not node.tool and T.offers_more(node.message):
             resp.decisions.append(f"skip {node.label!r}: another request is waiting")
             goal.step = node.next
@@ -646,7 +677,7 @@ class SpecialistAgent:
         if not self._count_attempt(goal, node, resp):
             return
         resp.actions.append(node.label)
-        msg = self._message(goal, sop, node, req.preferences)
+        msg = self._message(goal, sop, node, req.preferences, resp.computed)
         if msg:
             resp.messages.append(msg)
         goal.memory.append(MemoryEntry(action=node.label, observation="done", feedback="success", turn=req.turn))
@@ -816,7 +847,7 @@ class SpecialistAgent:
                     return
                 goal.attempts.pop(node.id, None)
                 if "message_to_user" in node.kinds:
-                    msg = self._message(goal, sop, node, req.preferences)
+                    msg = self._message(goal, sop, node, req.preferences, resp.computed)
                     if msg:
                         resp.messages.append(msg)
                 goal.step = node.next
@@ -876,7 +907,27 @@ class SpecialistAgent:
             named.update(dict.fromkeys(node.result_names(), entry.observation))
         return {**named, **self._facts(goal), **goal.slots, "result": last}
 
-    def _message(self, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary) -> str:
+    def returned(self, goal: Goal, sop: Sop, callee: Goal, turn: int) -> bool:
+        """A goal whose ``call`` step's SOP has ended: what the called goal learned (its slots, and the fields of
+        its tools' results) joins this goal's, and the flow goes past the call step. False (the flow stays)
+        when the called goal did not complete."""
+        node = sop.node(goal.step)
+        if node is None or not node.call:
+            return False
+        learned = {**self._facts(callee), **{k: v for k, v in callee.slots.items() if v not in (None, "")}}
+        ok = callee.outcome == "completed"
+        goal.memory.append(MemoryEntry(action=node.label, observation=learned if ok else callee.outcome or "ended",
+                                       feedback="success" if ok else "fail", turn=turn))
+        if not ok:
+            return False
+        goal.slots.update({k: v for k, v in callee.slots.items() if v not in (None, "")})
+        goal.attempts.pop(node.id, None)
+        goal.status = GoalStatus.ACTIVE
+        self._move(goal, sop, node, node.next)
+        return True
+
+    def _message(self, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary,
+                 computed: list[str] | None = None) -> str:
         from core.brains.rule import fill_template
 
         obs = goal.memory[-1].observation if goal.memory else None
@@ -891,7 +942,7 @@ class SpecialistAgent:
                             and isinstance(goal.slots.get(n), str)), "")  # "what to try for your Dell XPS 13"
             return render.render_fix(obs, subject, short=short)
         values = {**self._facts(goal), **goal.slots}
-        text = fill_template(node.message, values) if node.message else ""
+        text = fill_template(node.message, values, computed) if node.message else ""
         if isinstance(obs, dict) and "api_call" in node.kinds and not node.message:
             text = render.render_record(obs)
         return text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,8 +161,9 @@ def _inferred_types(sops: list[Sop], types: dict[str, dict[str, SlotType]]) -> l
     """An info line for every slot whose type was inferred, not declared: what it was read as and why."""
     out: list[Problem] = []
     for sop in sops:
+        own = set(sop.slot_names())  # the slots of SOPs it calls are reported where they are asked
         for name, st in types.get(sop.id, {}).items():
-            if st.declared:
+            if st.declared or name not in own:
                 continue
             line = next((n.line for n in sop.nodes.values() if any(p.name == name for p in n.fills + n.params)), 0)
             out.append(Problem(sop.file, line, "info",
@@ -190,6 +192,7 @@ def _find_step(sops: list[Sop], text: str) -> tuple[str, int]:
 
 def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
     out: list[Problem] = []
+    called = {n.call for sop in sops for n in sop.nodes.values() if n.call}
     for row in files.gar:
         if row.api and row.api not in tools:
             out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: unknown tool {row.api!r}"))
@@ -210,7 +213,7 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
             elif node.tool and node.tool not in agent.tools:
                 out.append(Problem(sop.file, node.line, "error", f"agent {agent.name!r} may not call {node.tool!r} "
                                                                  "(add it to its tools in store.yaml)"))
-        if not sop.triggers:
+        if not sop.triggers and sop.id not in called:  # a procedure other SOPs call needs no triggers
             out.append(Problem(sop.file, 1, "warning", "no triggers: customers can only reach this SOP by its title"))
     return out
 
@@ -281,9 +284,36 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
             for p in node.params:
                 if p.name not in types:
                     types[p.name] = typed(p, asks.get(p.name, ""), node.gar.line if node.gar else 0)
+        for node in sop.nodes.values():  # "What does your meter show, in kWh?": "14388 kwh" said unasked is it
+            for p in node.fills:
+                st = types.get(p.name)
+                unit = IN_UNIT.search(f"{node.expects} {node.message}") if st is not None and st.kind == "number" \
+                    and not st.unit else None
+                if st is not None and unit:
+                    st.unit = unit.group(1).lower()
         for st in types.values():
             st.region = region if st.kind in ("phone", "date") else ""
         out[sop.id] = types
+    for sop in sops:  # a caller also reads what the SOPs it calls ask for: values given up front are kept for them
+        for callee in _called(sop, {s.id: s for s in sops}):
+            for name, st in out.get(callee, {}).items():
+                out[sop.id].setdefault(name, st)
+    return out
+
+
+IN_UNIT = re.compile(r"\bin\s+([A-Za-z][A-Za-z/]{1,11})\s*(?:[?.)](?:\s|$)|$|[,;(])")  # "..., in kWh?", "in GB"
+
+
+def _called(sop: Sop, by_id: dict[str, Sop]) -> list[str]:
+    """The SOPs ``sop`` calls, directly or through the SOPs it calls, in order."""
+    out: list[str] = []
+    todo = [n.call for n in sop.nodes.values() if n.call]
+    while todo:
+        sid = todo.pop(0)
+        if sid in out or sid == sop.id or sid not in by_id:
+            continue
+        out.append(sid)
+        todo += [n.call for n in by_id[sid].nodes.values() if n.call]
     return out
 
 
@@ -292,9 +322,12 @@ def _result_fields(sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
     the tool says it returns one (a table tool's columns: ``context.minutesLate`` after ``getOrderStatus``
     over an orders table); otherwise it is the problem the SOP's compiler found."""
     out: list[Problem] = []
+    by_id = {s.id: s for s in sops}
     for sop in sops:
-        fields = {str(c) for n in sop.nodes.values() if n.tool
+        reach = [sop, *(by_id[c] for c in _called(sop, by_id))]  # a called SOP's values come back to its caller
+        fields = {str(c) for s in reach for n in s.nodes.values() if n.tool
                   for c in getattr(getattr(tools.get(n.tool), "frame", None), "columns", [])}
+        fields |= {name for s in reach[1:] for name in s.slot_names()}
         out += [problem for key, problem in sop.field_refs if key not in fields]
     return out
 
@@ -372,7 +405,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
                         settings=settings, store_name=cfg.name, commerce=commerce, greeting=cfg.greeting,
-                        aliases=cfg.aliases, languages=cfg.languages,
+                        aliases=cfg.aliases, languages=cfg.languages, polite_particle=cfg.polite_particle,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
 
 

@@ -51,6 +51,7 @@ class Goal(BaseModel):
     unavailable: list[str] = Field(default_factory=list)  # slots the customer said they cannot give
     outcome: str = ""
     sop_version: str = ""
+    caller: str | None = None  # the goal whose ``call`` step started this one; it goes on when this one ends
     updated_at: datetime = Field(default_factory=utcnow)
 
 

@@ -29,7 +29,7 @@ from core.memory.base import (
 from core.models import GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
 from core.preferences import extract_preferences
 from core.processor import KB_TOOL, CommandProcessor, Turn
-from core.replies import say
+from core.replies import reset_voice, say, use_voice
 from core.slots import Vocabulary
 from core.sop.graph import Sop
 from core.store.base import StateStore
@@ -78,7 +78,7 @@ class Orchestrator:
                  memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
                  store_name: str = "", grounding_text: list[str] | None = None,
                  commerce: Commerce | None = None, greeting: str = "", languages: tuple[str, ...] = (),
-                 aliases: dict[str, str] | None = None) -> None:
+                 aliases: dict[str, str] | None = None, polite_particle: str = "") -> None:
         self.workspace_id = workspace_id
         self.sops = {s.id: s for s in sops}
         self.agents = agents
@@ -95,6 +95,7 @@ class Orchestrator:
         self.greeting = greeting
         self.aliases = T.Aliases(aliases or {})
         self.languages = languages
+        self.polite_particle = polite_particle  # how the store's Thai sentences close (ครับ / ค่ะ)
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
         self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce)  # what a message says, by the rules
         self.processor = CommandProcessor(sops=self.sops, agent_of=self._sop_agent, gateway=gateway,
@@ -133,6 +134,8 @@ class Orchestrator:
             except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
                 log.warning("session %s: turn abandoned: %s", session_id, exc)
                 return TurnOutcome(exc.chat_message, kind="llm_unavailable")
+            finally:
+                reset_voice()  # the turn's language stays with the turn
             turn.trace.attempts = attempt
             turn.trace.latency_ms = round((time.perf_counter() - started) * 1000, 2)
             if waited >= SLOW_LOCK_S:
@@ -212,10 +215,11 @@ class Orchestrator:
         need_intents = not self.reader.clear_answer(active, text)
         perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
         trace.perception = perception.as_dict()
-        language = language_of(said)
+        language = _language(said, state)
         if self.languages and language not in self.languages:
             language = self.languages[0]
         t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language))
+        use_voice(language, self.polite_particle)  # every sentence of the turn in the customer's language
         if cut:
             trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
         state.history.append(Message(role="user", text=said, turn=state.turn))
@@ -357,7 +361,7 @@ class Orchestrator:
         reply = "\n\n".join(m.strip() for m in t.messages if m and m.strip())
         if not reply:
             reply = self._say(t, "rephrase")
-        sources = session_sources(t.state) + [c.result for c in t.trace.tool_calls]
+        sources = session_sources(t.state) + [c.result for c in t.trace.tool_calls] + [{"computed": t.computed}]
         allowed = SourceNumbers(sources, self._sop_text_numbers)
         bad = ungrounded(reply, allowed)
         t.trace.grounding = {"checked": True, "ungrounded": bad}
@@ -433,3 +437,11 @@ def _sanitise(text: str) -> str:
     return cleaned.strip()
 
 
+def _language(said: str, state: SessionState) -> str:
+    """The language of a message, by its script; a message of nothing but names, ids and numbers in Latin
+    letters ("Samsung Galaxy A15", "SP-1002", "15000") keeps the conversation's language."""
+    for text in [said, *(m.text for m in reversed(state.history) if m.role == "user")]:
+        language = language_of(text)
+        if language != "en" or any(w in T.STOPWORDS or w in T.GENERAL_WORDS for w in T.words(text)):
+            return language
+    return "en"

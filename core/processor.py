@@ -66,6 +66,7 @@ class Turn:
     reading: Reading = field(default_factory=Reading)
     requested: dict[str, int] = field(default_factory=dict)  # tool calls of this attempt, by tool and args
     kb: dict[str, ToolCall] = field(default_factory=dict)  # the knowledge base's answers, by query
+    computed: list[str] = field(default_factory=list)  # figures the SOP's own expressions computed from sources
     partial: list[str] = field(default_factory=list)  # values a partial answer gave to a question asking several
 
 
@@ -505,14 +506,29 @@ class CommandProcessor:
     def _cancel(self, t: Turn, goal: Goal, *, resume: bool = True) -> None:
         """End ``goal`` as the customer asked; the goal waiting under it comes back (asked again when
         ``resume``; not when the message goes on to ask for something else)."""
-        sop = self.sops.get(goal.type)
-        title = sop.title.lower() if sop else goal.type
-        t.trace.decisions.append(f"customer cancelled {goal.type}")
+        requested = goal  # a procedure another one called is part of the customer's request: both end
+        while requested.caller and requested.caller in t.state.goals:
+            requested = t.state.goals[requested.caller]
+        sop = self.sops.get(requested.type)
+        title = sop.title.lower() if sop else requested.type
+        t.trace.decisions.append(f"customer cancelled {requested.type}")
         t.trace.act = "cancelled"
         t.messages.append(self._say(t, "cancelled", title=title))
+        callers = self._callers(t, goal)
         resumed = t.ops.mark_done("cancelled")
+        while resumed is not None and resumed.id in callers:  # the callers waiting on the stack end with it
+            resumed = t.ops.mark_done("cancelled")
         if resumed is not None and resume:
             self._resume(t, resumed)
+
+    @staticmethod
+    def _callers(t: Turn, goal: Goal) -> set[str]:
+        """The goals that called ``goal``, directly or through others."""
+        out: set[str] = set()
+        while goal.caller and goal.caller in t.state.goals and goal.caller not in out:
+            out.add(goal.caller)
+            goal = t.state.goals[goal.caller]
+        return out
 
     def _hand_off(self, t: Turn, active: Goal | None) -> None:
         """The customer asks for a person: the session is marked for the team, every goal is kept as it is
@@ -670,16 +686,47 @@ class CommandProcessor:
     # ------------------------------------------------------------------ running goals (the flow executor)
     def _run_active(self, t: Turn) -> None:
         """Run the active goal; when it ends, resume the previous one (bounded)."""
-        for _ in range(len(t.state.goals) + 2):
+        for _ in range(2 * len(t.state.goals) + 8):  # a call step adds a goal and comes back
             goal = t.state.active_goal
             if goal is None:
                 return
             resp = self._run_goal(t, goal)
+            if resp.call:  # a call step: the called SOP runs now, this goal waits for it on the stack
+                self._start_call(t, goal, resp.call)
+                continue
             if not resp.done:
                 return
             resumed = t.ops.mark_done(resp.outcome)
+            if resumed is not None and goal.caller == resumed.id:  # back from a call: the caller goes on
+                if self._return_from_call(t, goal, resumed):
+                    continue
+                resumed = t.ops.mark_done("failed")  # the called procedure did not finish: nor does its caller
             if resumed is None or self._announce_resume(t, resumed):
                 return
+
+    def _start_call(self, t: Turn, caller: Goal, sop_id: str) -> None:
+        """Run another SOP for a ``call`` step: a goal of it, given the caller's values it asks for, on top of
+        the caller (which waits on the stack and goes on when it ends)."""
+        sop = self.sops[sop_id]
+        callee = self._fresh_goal(t, sop)
+        callee.caller = caller.id
+        wanted = set(sop.slot_names())
+        callee.slots.update({k: v for k, v in caller.slots.items() if k in wanted and v not in (None, "")})
+        t.ops.suspend_and_activate(callee)
+        t.trace.decisions.append(f"{caller.type} calls {sop_id}" + (f" with {', '.join(sorted(callee.slots))}"
+                                                                   if callee.slots else ""))
+
+    def _return_from_call(self, t: Turn, callee: Goal, caller: Goal) -> bool:
+        """The called goal ended: its caller takes what it learned and goes on (True), or, when it did not
+        complete, stays where it is (False)."""
+        agent = self.agent_of(caller.type)
+        sop = self.sops.get(caller.type)
+        if agent is None or sop is None:
+            return False
+        ok = agent.returned(caller, sop, callee, t.state.turn)
+        t.trace.decisions.append(f"back from {callee.type} to {caller.type}" if ok else
+                                 f"{callee.type} ended ({callee.outcome or 'not completed'}): {caller.type} ends too")
+        return ok
 
     def _run_goal(self, t: Turn, goal: Goal) -> AgentRunResponse:
         sop = self.sops[goal.type]
@@ -705,6 +752,7 @@ class CommandProcessor:
     @staticmethod
     def _collect(t: Turn, resp: AgentRunResponse, goal: Goal) -> None:
         t.messages += resp.messages
+        t.computed += resp.computed
         t.trace.actions += resp.actions
         t.trace.path += [{"sop": goal.type, "goal": goal.id, "node": nid} for nid in resp.path]
         t.trace.decisions += resp.decisions
@@ -741,7 +789,7 @@ class CommandProcessor:
         lang = t.reading.language if t is not None else "en"
         if not titles:
             return say("capabilities_none", lang)
-        listed = ", ".join(titles[:-1]) + (" or " if len(titles) > 1 else "") + titles[-1]
+        listed = ", ".join(titles[:-1]) + (f" {say('list_or', lang)} " if len(titles) > 1 else "") + titles[-1]
         return say("capabilities", lang, titles=listed)
 
     @staticmethod

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any, TypeGuard
 
-from core.replies import say
-from core.text import format_money
+from core.replies import say, voice
+from core.text import format_money, without_particles
 
 
 def is_item_list(obs: Any) -> TypeGuard[list[dict[str, Any]]]:
@@ -29,8 +29,8 @@ def as_text(value: Any) -> str:
     return MARKUP.sub(r"\\\1", str(value))
 
 
-def item_line(item: dict[str, Any], currency: str) -> str:
-    """``Logitech G304 (Logitech) — ฿1,290, in stock``."""
+def item_line(item: dict[str, Any], currency: str, language: str | None = None) -> str:
+    """``Logitech G304 (Logitech) — ฿1,290, in stock`` (the stock words in ``language``, default the turn's)."""
     name = as_text(item.get("name", item.get("sku", "item")))
     brand = as_text(item.get("brand", ""))
     label = name if not brand or brand.lower() in name.lower() else f"{name} ({brand})"
@@ -38,20 +38,24 @@ def item_line(item: dict[str, Any], currency: str) -> str:
     if item.get("price") is not None:
         parts.append(format_money(float(item["price"]), currency))
     if item.get("stock") is not None:
-        parts.append("in stock" if float(item["stock"]) > 0 else "out of stock")
+        parts.append(say("in_stock" if float(item["stock"]) > 0 else "out_of_stock", language))
     return f"{label} — {', '.join(parts)}" if parts else label
 
 
-def render_items(items: list[dict[str, Any]], currency: str, short: bool = False, limit: int = 3) -> str:
-    """A recommendation of 1–3 items."""
+def render_items(items: list[dict[str, Any]], currency: str, short: bool = False, limit: int = 3,
+                 language: str | None = None) -> str:
+    """A recommendation of 1–3 items, in ``language`` (default: the turn's)."""
     shown = items[: 1 if short else limit]
     if short:
-        return f"My pick: {item_line(shown[0], currency)}."
-    lead = say("best_match") if len(shown) == 1 else say("good_options", count=_count(len(shown)))
-    return lead + "\n" + "\n".join(f"- {item_line(i, currency)}" for i in shown)
+        return say("my_pick", language, item=item_line(shown[0], currency, language))
+    lead = say("best_match", language) if len(shown) == 1 else \
+        say("good_options", language, count=_count(len(shown), language))
+    return lead + "\n" + "\n".join(f"- {item_line(i, currency, language)}" for i in shown)
 
 
-def _count(n: int) -> str:
+def _count(n: int, language: str | None = None) -> str:
+    if (language or voice().language) != "en":  # a count in digits reads in every language
+        return str(n)
     return {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}.get(n, str(n))
 
 
@@ -63,7 +67,7 @@ def kb_steps(snippet: str) -> list[str]:
     return [m.group(2).strip() for line in snippet.splitlines() if (m := STEP.match(line))]
 
 
-def render_fix(hits: list[dict[str, Any]], subject: str = "", short: bool = False) -> str:
+def render_fix(hits: list[dict[str, Any]], subject: str = "", short: bool = False, language: str | None = None) -> str:
     """A step-by-step fix: the procedure of the best hit that belongs to one (its file stays in the trace:
     customers never see paths), else the best passage."""
     for hit in hits:
@@ -73,10 +77,10 @@ def render_fix(hits: list[dict[str, Any]], subject: str = "", short: bool = Fals
     else:
         return first_sentences(str(hits[0].get("snippet", "")), 3)
     title = str(hit.get("title", "")).strip()
-    for_what = f" for your {subject}" if subject else ""
+    for_what = say("for_subject", language, subject=as_text(without_particles(subject))) if subject else ""
     if short:
         steps = steps[:3]
-    return say("what_to_try", for_what=for_what, title=title) + "\n" + _numbered(steps)
+    return say("what_to_try", language, for_what=for_what, title=title) + "\n" + _numbered(steps)
 
 
 def _numbered(steps: list[str]) -> str:

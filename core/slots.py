@@ -361,9 +361,12 @@ def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
         found = [f for f in {*("".join(re.split(r"[ -]", m.group(0)))
                                for m in re.finditer(r"(?<!\w)\d+(?:[ -]\d+)*(?!\w)", msg))} if len(f) == st.digits]
         return found[0] if len(found) == 1 else None
-    singles = re.findall(r"(?<!\w)\d+(?!\w)", msg)
-    # a code written in groups ("4111 1111 1111 1111", "123-456") is one value, its separators dropped
-    runs = [re.split(r"[ -]", m.group(0)) for m in re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg)]
+    # a code written in groups ("4111 1111 1111 1111", "123-456") is one value, its separators dropped; a group
+    # of such a run is not a code of its own (the "0199" of a phone number "415 555 0199")
+    found = list(re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg))
+    runs = [re.split(r"[ -]", m.group(0)) for m in found]
+    singles = [m.group(0) for m in re.finditer(r"(?<!\w)\d+(?!\w)", msg)
+               if not any(r.start() <= m.start() < r.end() for r in found)]
     grouped = ["".join(r) for r in runs if all(len(g) >= 3 for g in r) or st.digits]
     for f in [*grouped, *singles]:
         if not st.digits or len(f) == st.digits:

@@ -95,11 +95,25 @@ def plural_forms(phrase: str) -> set[str]:
 # ---------------------------------------------------------------- numbers and money
 
 CURRENCY_WORDS = rf"(?:{LEX.alternation('currency_words')})"
+# Thai money words sit right against the number ("งบ15000", "15000บาท"): no word edge is needed around them
+THAI_MONEY_WORDS = "|".join(re.escape(p.replace(" ", "")) for p in LEX.phrases("currency_words")
+                            if LEX.UNSPACED.search(p)) or "(?!x)x"
 CURRENCY_SYMBOLS = "฿$€£¥₹"
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+THAI_SCALES = {"สิบ": 10, "ร้อย": 100, "พัน": 1_000, "หมื่น": 10_000, "แสน": 100_000, "ล้าน": 1_000_000}
+THAI_DIGITS = {"ศูนย์": 0, "หนึ่ง": 1, "เอ็ด": 1, "นึง": 1, "สอง": 2, "ยี่": 2, "สาม": 3, "สี่": 4, "ห้า": 5,
+               "หก": 6, "เจ็ด": 7, "แปด": 8, "เก้า": 9}
+THAI_HALF = "ครึ่ง"
+THAI_NUMBER_PARTS = "|".join(sorted([*THAI_DIGITS, *THAI_SCALES, THAI_HALF], key=len, reverse=True))
+# a Thai scale after digits, and the number words that may follow it ("1.5 หมื่น", "2 พันห้า"); not the words
+# that start with one ("พันธุ์", "แสนดี", "ล้านนา")
+THAI_SCALE_SUFFIX = rf"(?:พัน(?!ธ)|หมื่น|แสน(?!ดี|สวย)|ล้าน(?!นา))(?:{THAI_NUMBER_PARTS})*"
+_END = r"(?![0-9A-Za-z_])"  # the end of a number or suffix: no Latin letter or digit follows (Thai may)
 MONEY = re.compile(
-    rf"(?:(?P<sym>[{CURRENCY_SYMBOLS}])|\b(?P<pre>(?i:{CURRENCY_WORDS}))\b)?\s?(?P<num>{_NUM})\s?"
-    rf"(?P<suf>k|K|m|M|thousand|grand|million|mil)?\b(?:\s?(?P<cur>(?i:{CURRENCY_WORDS}))\b)?",
+    rf"(?:(?P<sym>[{CURRENCY_SYMBOLS}])|\b(?P<pre>(?i:{CURRENCY_WORDS}))\b|(?P<thpre>{THAI_MONEY_WORDS}))?\s?"
+    rf"(?P<num>{_NUM})\s?"
+    rf"(?:(?P<suf>k|K|m|M|thousand|grand|million|mil){_END}|(?P<thsuf>{THAI_SCALE_SUFFIX})|{_END})"
+    rf"(?:\s?(?P<cur>(?i:{CURRENCY_WORDS})){_END})?",
 )
 RANGE = re.compile(
     rf"(?P<a>{_NUM})\s?(?P<sa>k|m)?\s?(?:-|–|to|and)\s?[{CURRENCY_SYMBOLS}]?(?P<b>{_NUM})\s?(?P<sb>k|m|thousand)?\b",
@@ -120,6 +134,10 @@ class Amount:
 
 def _value(num: str, suffix: str | None) -> float:
     val = float(num.replace(",", ""))
+    if suffix and LEX.UNSPACED.match(suffix):  # "1.5 หมื่น", "2 พันห้า"
+        parts = _thai_parts(suffix)
+        found = thai_number(parts, val) if parts else None
+        return found if found is not None else val
     return val * MULT.get((suffix or "").lower(), 1)
 
 
@@ -129,17 +147,24 @@ def amounts(text: str) -> list[Amount]:
     for m in MONEY.finditer(text):
         ns = m.start("num")
         before = text[max(0, ns - 1) : ns]
-        if before and (before.isalpha() or before in "-_/"):  # part of an id like LST123 or G-502
+        if before and (_id_letter(before) or before in "-_/"):  # part of an id like LST123 or G-502
             continue
         ne = m.end("num")
         after = text[ne : ne + 1]
-        if after and (after.isalpha() or after in "-_/") and not m.group("suf"):
+        suffix = m.group("suf") or m.group("thsuf")
+        if after and (_id_letter(after) or after in "-_/") and not suffix:
             continue
-        money = bool(m.group("sym") or m.group("pre") or m.group("suf") or m.group("cur"))
-        start = m.start("sym") if m.group("sym") else m.start("pre") if m.group("pre") else ns
-        end = max(m.end(g) for g in ("num", "suf", "cur") if m.group(g))
-        out.append(Amount(_value(m.group("num"), m.group("suf")), money, start, end))
+        money = bool(m.group("sym") or m.group("pre") or m.group("thpre") or suffix or m.group("cur"))
+        start = next((m.start(g) for g in ("sym", "pre", "thpre") if m.group(g)), ns)
+        end = max(m.end(g) for g in ("num", "suf", "thsuf", "cur") if m.group(g))
+        out.append(Amount(_value(m.group("num"), suffix), money, start, end))
     return out
+
+
+def _id_letter(char: str) -> bool:
+    """A letter that makes a number next to it part of an id ("LST123"); Thai is written without spaces,
+    so a Thai word right before or after a number ("งบ15000บาท") leaves it a number."""
+    return char.isalpha() and not LEX.UNSPACED.match(char)
 
 
 def money_range(text: str) -> tuple[float, float] | None:
@@ -187,7 +212,17 @@ def _lex(key: str, *, start: bool = False, end: bool = False) -> re.Pattern[str]
 
 QUESTION_START = re.compile(_lex("question_start", start=True).pattern + r"(?!['’]t\b)", re.I)  # "can't log in"
 QUESTION_INSIDE = _lex("question_inside")
-QUESTION_END = _lex("question_end", end=True)  # particles that end a question (Thai "... ไหม")
+PARTICLES = rf"(?:\s*(?:{LEX.alternation('particles') or '(?!x)x'}))*"  # polite endings after a question word
+TRAILING_PARTICLES = re.compile(rf"(?<![\u0E00-\u0E7F]){PARTICLES.removesuffix('*')}+[\s.!]*$")
+
+
+def without_particles(text: str) -> str:
+    """A value without the polite particles a Thai customer closes it with ("iPhone 13 ค่ะ" -> "iPhone 13")."""
+    return TRAILING_PARTICLES.sub("", text).strip() or text
+
+
+QUESTION_END = re.compile(_lex("question_end", end=True).pattern.replace(r"[\s?.!,]*$", PARTICLES + r"[\s?.!,]*$"),
+                          re.I)  # particles that end a question (Thai "... ไหม", "... ไหมครับ")
 
 
 YES = _lex("affirm", start=True)
@@ -420,8 +455,11 @@ NUMBER_WORDS = re.compile(r"\b(?:(" + "|".join(TENS) + r")(?:[\s-]+(" + "|".join
 
 def spelled_numbers(text: str) -> str:
     """The text with numbers written in words as digits ("a hundred dollars" -> "a 100 dollars", "one hundred
-    and fifty" -> "150"), by text2num for the languages it reads; small numbers alone stay words ("one of
-    them"). Unchanged when it holds none."""
+    and fifty" -> "150"), by text2num for the languages it reads and by :func:`thai_numbers` for Thai
+    ("งบหมื่นห้า" -> "งบ 15000"); small numbers alone stay words ("one of them"). Unchanged when it holds
+    none."""
+    if LEX.UNSPACED.search(text):
+        text = thai_numbers(text)
     if not re.search(r"[A-Za-z]", text):
         return text
     from text_to_num import alpha2digit  # imported on first use
@@ -430,6 +468,104 @@ def spelled_numbers(text: str) -> str:
         return alpha2digit(text, "en")
     except Exception:  # noqa: BLE001 - a text the parser cannot read keeps its words
         return text
+
+
+_THAI_PART = re.compile(THAI_NUMBER_PARTS)
+_DECIMAL = re.compile(r"^\d+(?:\.\d+)?$")
+
+
+def _thai_parts(token: str) -> list[str] | None:
+    """A word's number parts ("สิบเอ็ด" -> ["สิบ", "เอ็ด"]), or None when it is not made of them only
+    ("ยี่ห้อ", "สามี")."""
+    parts, at = [], 0
+    while at < len(token):
+        m = _THAI_PART.match(token, at)
+        if m is None:
+            return None
+        parts.append(m.group(0))
+        at = m.end()
+    return parts
+
+
+def thai_number(parts: list[str], lead: float | None = None) -> float | None:
+    """The value of Thai number words, as people say them: the formal forms by pythainlp
+    (``thaiword_to_num``: "สองพันห้าร้อย" = 2500) and the colloquial ones it does not read: a digit after a
+    scale counts in the scale below ("หมื่นห้า" = 15,000, "สามพันห้า" = 3,500, "แสนสอง" = 120,000), half a
+    scale ("พันครึ่ง" = 1,500), "one" after a scale says no more ("หมื่นนึง" = 10,000), and a number in
+    digits before a scale ("1.5 หมื่น" = 15,000, ``lead``). None when the words make no number."""
+    parts = list(parts)
+    if lead is not None:  # "1.5 หมื่น", "2 พันห้า": the digits count the first scale
+        if not parts or parts[0] not in THAI_SCALES:
+            return None
+        scale, rest = THAI_SCALES[parts[0]], parts[1:]
+        head = lead * scale
+        if not rest:
+            return head
+        if len(rest) == 1 and scale >= 1000 and (rest[0] in THAI_DIGITS or rest[0] == THAI_HALF):
+            digit = 5 if rest[0] == THAI_HALF else THAI_DIGITS[rest[0]]
+            return head + digit * scale / 10
+        tail = thai_number(rest)
+        return None if tail is None else head + tail
+    if len(parts) >= 2 and parts[-2] in THAI_SCALES and THAI_SCALES[parts[-2]] >= 1000:
+        below = _scale_below(parts[-2])
+        if parts[-1] == THAI_HALF:
+            parts[-1:] = ["ห้า", below]
+        elif parts[-1] in ("นึง", "หนึ่ง"):
+            parts = parts[:-1]
+        elif parts[-1] in THAI_DIGITS and below:
+            parts.append(below)
+    elif len(parts) >= 2 and parts[-1] == "นึง" and parts[-2] in THAI_SCALES:
+        parts = parts[:-1]
+    if THAI_HALF in parts:
+        return None
+    from pythainlp.util import thaiword_to_num  # imported on first use
+
+    try:
+        return float(thaiword_to_num("".join(parts)))
+    except Exception:  # noqa: BLE001 - words pythainlp cannot read are no number
+        return None
+
+
+def _scale_below(scale: str) -> str:
+    ordered = sorted(THAI_SCALES, key=THAI_SCALES.__getitem__)
+    i = ordered.index(scale)
+    return ordered[i - 1] if i > 0 else ""
+
+
+def thai_numbers(text: str) -> str:
+    """Thai number words as digits ("งบหมื่นห้าบาท" -> "งบ 15000 บาท", "1.5 หมื่น" -> "15000"); a lone digit
+    word stays a word ("อันที่สอง", "สองเครื่อง"): only a number of ten or more, or one with a scale."""
+    from pythainlp.tokenize import word_tokenize  # imported only when a message needs it
+
+    tokens = word_tokenize(text, engine="newmm", keep_whitespace=True)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        lead = float(tokens[i]) if _DECIMAL.match(tokens[i]) else None
+        j = i + 1 if lead is not None else i
+        if lead is not None and j < len(tokens) and not tokens[j].strip():
+            j += 1  # "1.5 หมื่น"
+        parts: list[str] = []
+        end = k = j
+        while k < len(tokens):
+            if not tokens[k].strip() and parts:  # "หมื่น ห้า": words of one number may stand apart
+                k += 1
+                continue
+            found = _thai_parts(tokens[k])
+            if found is None:
+                break
+            parts += found
+            k += 1
+            end = k
+        value = thai_number(parts, lead) if parts and (lead is None or parts[0] in THAI_SCALES) else None
+        small = value is not None and lead is None and value < 10 and not any(p in THAI_SCALES for p in parts)
+        if value is None or small:
+            out.append(tokens[i])
+            i += 1
+            continue
+        out.append(f" {int(value) if float(value).is_integer() else value} ")
+        i = end
+    return re.sub(r" {2,}", " ", "".join(out)).strip()
 
 
 def word_number(text: str) -> int | None:
@@ -483,6 +619,14 @@ def ruled_out(text: str) -> str:
     """A correction without what it rules out: "I meant $700, not $1,000" -> "I meant $700" (the ruled-out
     words replaced by spaces, so positions stay)."""
     return RULED_OUT.sub(lambda m: " " * len(m.group(0)), text)
+
+
+REPLACES = _lex("replaces")
+
+
+def replaces(text: str) -> bool:
+    """Whether a request comes instead of the running one ("forget the return, recommend a mouse instead")."""
+    return bool(REPLACES.search(LEX.segment(text)))
 
 
 def is_request(text: str) -> bool:

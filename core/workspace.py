@@ -18,7 +18,7 @@ from core.yamlsrc import Path_, line_of, load_with_lines
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
             "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
-            "languages": list, "aliases": dict}
+            "languages": list, "aliases": dict, "polite_particle": str}
 COMMERCE_KEYS = {"search_tool": str, "slots": dict}
 INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
 ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
@@ -129,6 +129,7 @@ class StoreConfig:
     greeting: str = ""  # how the agent opens its answer to a hello (default: the language's own hello)
     languages: tuple[str, ...] = ()  # the languages customers may write in (default: every language known)
     aliases: dict[str, str] = field(default_factory=dict)  # words customers use -> the store's own ("เมาส์": Mouse)
+    polite_particle: str = ""  # the particle closing the agent's Thai sentences (ครับ, ค่ะ); default ครับ
 
     @property
     def home_region(self) -> str:
@@ -252,6 +253,7 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         cfg.greeting = " ".join(str(data.get("greeting") or "").split())
         cfg.languages = _languages(data.get("languages"), chk)
         cfg.aliases = _aliases(data.get("aliases"), chk)
+        cfg.polite_particle = " ".join(str(data.get("polite_particle") or "").split())
         cfg.inventory = _inventory(data.get("inventory"), chk)
         cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
         cfg.agents = _agents(data.get("agents"), chk)

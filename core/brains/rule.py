@@ -7,16 +7,21 @@ from typing import Any
 
 import numpy as np
 
+from core import lexicons as LEX
 from core import text as T
 from core.brains.base import Perception
 from core.render import as_text
-from core.retrieval import CachedEmbedder
+from core.replies import say, table, voice
+from core.retrieval import CachedEmbedder, TriggerWords
+from core.sop.expr import CURRENCY_BEFORE
 from core.slots import listed_options, written_date
 from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node, Sop
 
 NEGATION = re.compile(r"\b(not|no|never|none|nothing|without|doesn't|does not|don't|do not|isn't|is not|can't|"
                       r"cannot|can not|hasn't|has not|haven't|fails?|failed|unable)\b", re.I)
+# a condition written in Thai turns around with ไม่ ("ถ้าไม่พบสินค้า"): ``negation`` in the language files
+THAI_NEGATION = re.compile(rf"{T.L0}(?:{LEX.alternation('negation') or '(?!x)x'}){T.L1}")
 COMPARATORS = [
     (re.compile(r"(less than or equal to|at most|no more than|up to|within|<=|≤)\s*(\d+(?:\.\d+)?)"), "<="),
     (re.compile(r"(greater than or equal to|at least|no less than|>=|≥)\s*(\d+(?:\.\d+)?)"), ">="),
@@ -50,7 +55,10 @@ class RuleBrain:
                 words.update(w for w in T.words(f"{node.text} {node.expects}") if w.isalpha())
         self.lexicon: frozenset[str] = frozenset(words | T.GENERAL_WORDS
                                                  | {w for w in T.STOPWORDS if len(w) >= 4 and w.isalpha()})
+        # a trigger in a script the embedding model cannot read (Thai) is matched by its words instead
+        self._unread = np.array([bool(LEX.UNSPACED.search(t)) for t in texts], dtype=bool)
         self._vectors = embedder.embed(texts) if texts else np.zeros((0, 384), dtype=np.float32)
+        self._words = TriggerWords(self._sop_ids, texts)
 
     def correct(self, text: str) -> str:
         """The message with typos of workspace words corrected (the paper's spell-corrected observation)."""
@@ -66,6 +74,8 @@ class RuleBrain:
             whole = T.correct_spelling(main if len(T.tokens(main)) >= 2 else text, self.lexicon)
             queries = self.embedder.embed([whole, *T.clauses(whole)])  # the whole message, and each part of it
             scores = (self._vectors @ queries.T).max(axis=1)
+            if self._unread.any():
+                scores = self._by_words(main if len(T.tokens(main)) >= 2 else text, scores)
             best: dict[str, float] = {}
             for sid, s in zip(self._sop_ids, scores, strict=True):
                 best[sid] = max(best.get(sid, -1.0), float(s))
@@ -73,11 +83,21 @@ class RuleBrain:
             p.embedded = True
         return p
 
+    def _by_words(self, text: str, vectors: np.ndarray) -> np.ndarray:
+        """Scores with the triggers the embedding model cannot read taken by their words: against a message
+        in that script, the words decide (the vectors of two Thai texts are alike whatever they say); a
+        message without it is not compared with them (it shares at most a product name with them)."""
+        if not LEX.UNSPACED.search(text):
+            return np.where(self._unread, -1.0, vectors)
+        parts = [text, *T.clauses(text)]
+        words = np.array([self._words.scores(part) for part in parts]).max(axis=0)
+        return np.where(self._unread, words, vectors)
+
     # ------------------------------------------------------------ branch decisions
     def branch(self, condition: str, observation: Any) -> bool:
-        cond = FILLER.sub("", condition.strip().lower())
-        negated = bool(NEGATION.search(cond))
-        core = NEGATION.sub(" ", cond)
+        cond = FILLER.sub("", LEX.segment(condition.strip().lower()))
+        negated = bool(NEGATION.search(cond) or THAI_NEGATION.search(cond))
+        core = THAI_NEGATION.sub(" ", NEGATION.sub(" ", cond))
         numeric = self._numeric(cond, observation)
         if numeric is not None:
             return numeric
@@ -125,8 +145,15 @@ class RuleBrain:
             return fill_template(node.message, slots)
         missing = [i for i, p in enumerate(node.fills) if slots.get(p.name) in (None, "")]
         keep = missing if 0 < len(missing) < len(node.fills) else None  # a partial answer: ask for the rest
-        return question_from_action(node.gar.action if node.gar else node.text, node.expects,
-                                    keep=keep, of=len(node.fills))
+        action = node.gar.action if node.gar else node.text
+        if LEX.UNSPACED.search(action):  # a step written in Thai is put to the customer as written
+            return written_question(action, node.expects)
+        language = voice().language
+        if language != "en":  # an SOP in English, a customer writing in another language
+            asked = asked_in(language, action, node.expects, keep=keep, of=len(node.fills))
+            if asked:
+                return asked
+        return question_from_action(action, node.expects, keep=keep, of=len(node.fills))
 
 
 def _norm(s: str) -> str:
@@ -234,12 +261,11 @@ def _truthy(obs: Any) -> bool:
 
 
 
-CURRENCY_BEFORE = re.compile(r"[$€£¥฿₹]\s*$")  # a placeholder written right after a currency sign
-
-
-def fill_template(template: str, values: dict[str, Any]) -> str:
-    """Replace ``{context.key}`` / ``{key}`` placeholders; unknown keys stay visible as-is."""
-    from core.sop.expr import lookup
+def fill_template(template: str, values: dict[str, Any], computed: list[str] | None = None) -> str:
+    """Replace ``{context.key}`` / ``{key}`` placeholders and expressions (``{quantity * unit_price}``);
+    unknown keys stay visible as-is. ``computed`` receives each figure an expression gave (grounded by its
+    sources, for the grounding check)."""
+    from core.sop.expr import fill_expressions, lookup
 
     def sub(m: re.Match[str]) -> str:
         val = lookup(values, m.group(1))
@@ -249,7 +275,8 @@ def fill_template(template: str, values: dict[str, Any]) -> str:
             return f"{val:,.2f}"  # "${context.total}" with 42.5 -> "$42.50"
         return as_text(written_date(str(val)))  # a date as people write it
 
-    return PLACEHOLDER.sub(sub, template)
+    filled = fill_expressions(template, values, lambda v: as_text(written_date(v)), computed=computed)
+    return PLACEHOLDER.sub(sub, filled)
 
 
 # who is asked, as SOP authors name them: "ask user", "ask the patron", "ask caller" (a word before for/to/
@@ -322,16 +349,132 @@ def question_from_action(action: str, expects: str, *, keep: list[int] | None = 
     return q
 
 
-def _second_person(phrase: str) -> str:
-    p = phrase.strip()
-    p = re.sub(r"\b(they|he|she)\b (have|has)\b", "you have", p, flags=re.I)
+def _pronouns(phrase: str) -> str:
+    """The customer named "you" in a phrase ("they have access" -> "you have access")."""
+    p = re.sub(r"\b(they|he|she)\b (have|has)\b", "you have", phrase.strip(), flags=re.I)
     p = re.sub(r"\b(they|he|she)\b (want|wants)\b", "you want", p, flags=re.I)
     p = re.sub(r"\b(they|he|she|them|him)\b", "you", p, flags=re.I)
+    return re.sub(r"\b(their|his|her)\b", "your", p, flags=re.I)
+
+
+def _second_person(phrase: str) -> str:
+    p = _pronouns(phrase)
     p = re.sub(r"\b(themselves|himself|herself)\b", "yourself", p, flags=re.I)
-    p = re.sub(r"\b(their|his|her)\b", "your", p, flags=re.I)
     if not re.match(r"^(the|your|a|an|which|what|how|one|any|to|where|when|whether|if|who|whom|why)\b", p, re.I) \
             and not p.lower().startswith("you"):
         verbs = ("describe", "choose", "pick", "confirm", "select", "enter", "provide", "share", "give", "send")
         if not p.lower().startswith(verbs):
             p = "your " + p
     return re.sub(r"^the\b", "your", p, flags=re.I)
+
+
+# ------------------------------------------------------------ questions in the customer's language
+
+def _words_pattern(phrase: str) -> str:
+    """A phrase of the language files (words separated by spaces) as a pattern over unsegmented text."""
+    return r"\s*".join(re.escape(w) for w in phrase.split())
+
+
+def _cut(text: str, key: str, *, at_end: bool = False) -> tuple[str, str]:
+    """``text`` without the first phrase of the list ``key`` it starts (or ends) with, and that phrase; the
+    phrase must be whole words of the segmented text ("ขอ" leads "ขอเบอร์", not "ขอบคุณ")."""
+    spaced = f" {LEX.segment(text)} "
+    for phrase in LEX.phrases(key):
+        words = f" {phrase} "
+        if (spaced.endswith(words) if at_end else spaced.startswith(words)):
+            pattern = (_words_pattern(phrase) + r"\s*$") if at_end else (r"^\s*" + _words_pattern(phrase))
+            cut = re.sub(pattern, "", text.strip(), count=1)
+            if cut != text.strip() and cut.strip():
+                return cut.strip(), phrase
+    return text.strip(), ""
+
+
+def _closed(question: str) -> bool:
+    """Whether a question already ends with a polite particle or a question mark."""
+    return question.rstrip().endswith("?") or bool(re.search(
+        rf"(?:{LEX.alternation('particles')})[\s?!.]*$", question))
+
+
+def written_question(action: str, expects: str = "") -> str:
+    """The question an ask step written in Thai puts to the customer, in the author's words: the step's
+    hint when it asks ("มีงบประมาณเท่าไหร่คะ"), else the step without the words that say who is asked
+    ("ถามลูกค้าว่า", "... ของลูกค้า"), as a question when it is one ("สนใจรุ่นไหน" + the store's
+    particle), else asked for ("ขอทราบงบประมาณด้วยค่ะ") or asked to be done ("ให้ลูกค้าเลือกรุ่น" ->
+    "รบกวนเลือกรุ่นด้วยค่ะ"). An example in the hint ("เช่น 15000") follows in brackets."""
+    hint = expects.strip()
+    if hint and LEX.UNSPACED.search(hint) and T.is_question(hint):
+        return hint if _closed(hint) else say("ask_question", "th", x=hint)
+    rest, to_do = _cut(action, "ask_to_leads")
+    if not to_do:
+        rest, _ = _cut(rest, "ask_leads")
+    rest, _ = _cut(rest, "ask_tails", at_end=True)
+    you = say("you", "th")
+    for word in LEX.phrases("customer_words"):  # "ประเภทสินค้าที่ลูกค้าสนใจ" -> "... ที่คุณสนใจ"
+        rest = re.sub(_words_pattern(word), you, rest)
+    if T.is_question(rest):
+        q = rest if _closed(rest) else say("ask_question", "th", x=rest)
+    else:
+        q = say("ask_to" if to_do else "ask_for", "th", x=rest)
+    example = _example(hint)
+    if example and example not in q:
+        q += " " + say("hint_example", "th", x=example)
+    elif re.search(r"\b(yes or no|yes/no)\b|ใช่\s*หรือ\s*ไม่", hint, re.I):
+        q += " " + say("hint_yes_no", "th")
+    return q
+
+
+EXAMPLE = re.compile(r"(?:\b(?:e\.g\.|for example|such as|like)|ตัวอย่าง\s*เช่น|เช่น|ตัวอย่าง)[\s:,]*(.+)$", re.I)
+
+
+def _example(hint: str) -> str:
+    """The example a hint gives ("a budget, e.g. 1500" -> "1500", "งบประมาณ เช่น 15000" -> "15000")."""
+    m = EXAMPLE.search(hint)
+    return m.group(1).strip(" .)") if m else ""
+
+
+ASK_KINDS = ("ask_for", "ask_to", "ask_whether", "ask_about", "ask_for")  # the sentence for each of ASK_FORMS
+
+
+def asked_in(language: str, action: str, expects: str, *, keep: list[int] | None = None, of: int = 0) -> str:
+    """The question of an ask step written in English, said in ``language`` around the author's words for
+    what is asked (those the language file's ``words`` has are said in the language: "budget" ->
+    "งบประมาณ"); "" when the language has no questions of its own (then the English question is asked)."""
+    if not say_has(language, "ask_for"):
+        return ""
+    lead = LEAD_CLAUSE.match(action.strip())
+    action = lead.group(1) if lead else action.strip()
+    x, kind = "", "ask_for"
+    for (pattern, _), key in zip(ASK_FORMS, ASK_KINDS, strict=True):
+        m = pattern.match(action)
+        if m:
+            x, kind = m.group(1), key
+            break
+    if not x:
+        return ""
+    items = T.list_items(x) if keep is not None else []
+    if keep is not None and len(items) == of:
+        x = T.join_items([items[i] for i in keep], x)
+    yes_no = re.search(r"\b(yes or no|yes/no)\b", expects, re.I) is not None
+    words = table(language, "words")
+    plain = re.sub(r"^(?:your|the|their|his|her|a|an)\s+", "", x.strip(), flags=re.I).strip(" ?.")
+    said = words.get(plain.lower()) or words.get(x.strip().lower()) or f" {_pronouns(plain)} "
+    if yes_no and kind == "ask_about" and HAVE_NOUN.match(x):
+        kind = "ask_have"
+    q = say(kind, language, x=said).replace("  ", " ").strip()
+    example = _example(expects)
+    options = listed_options(expects)
+    joiner = f" {say('list_or', language)} "
+    if yes_no:
+        q += " " + say("hint_yes_no", language)
+    elif example:
+        q += " " + say("hint_example", language, x=re.sub(r",?\s+or\s+", joiner, example))
+    elif 2 <= len(options) <= 8 and not any(o.lower() in q.lower() for o in options):
+        q += f" ({', '.join(options[:-1])}{joiner}{options[-1]})"
+    return q
+
+
+def say_has(language: str, key: str) -> bool:
+    """Whether a language's reply file has a sentence of its own for ``key``."""
+    from core.replies import catalogue
+
+    return key in catalogue(language)

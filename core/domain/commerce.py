@@ -26,10 +26,12 @@ mapped onto them by ``commerce.slots``, so a renamed copy of a store behaves ide
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core import lexicons as LEX
 from core import render
 from core import text as T
 from core.lexicons import phrases
@@ -61,6 +63,38 @@ def offered(goal: Goal | None) -> list[dict[str, Any]]:
         return []
     items = goal.slots.get(OFFERED)
     return list(items) if isinstance(items, list) else []
+
+
+def picked_offer(text: str, items: list[dict[str, Any]]) -> str | bool | None:
+    """The offered item a message picks by price ("the cheaper one", "เอาอันที่ถูกกว่า": ``cheaper`` and
+    ``pricier`` in the language files) or by a brand only one of them has ("เอา Samsung"), by name; False
+    for a plain no in any language ("ไม่เอาค่ะ": none of them); None when it picks none that way, asks
+    something ("Samsung กันน้ำไหม") or rules the brand out ("ไม่เอา Samsung"). Several offered items of the
+    brand: the customer narrows the search instead."""
+    if not items or T.is_question(text) or T.asks_about_item(text):
+        return None
+    spaced = LEX.segment(text.lower())
+    if T.yes_no(text) is False and not [w for w in T.words(T.NO.sub("", spaced, count=1))
+                                        if w not in LEX.phrases("particles")]:
+        return False  # "ไม่เอาค่ะ": none of them
+
+    def says(key: str) -> bool:
+        return bool(LEX.phrases(key)) and re.search(rf"{T.L0}(?:{LEX.alternation(key)}){T.L1}", spaced) is not None
+
+    cheaper, pricier = says("cheaper"), says("pricier")
+    chosen: dict[str, Any] | None = None
+    if cheaper != pricier:
+        priced = [i for i in items if isinstance(i.get("price"), int | float)]
+        if priced:
+            chosen = (min if cheaper else max)(priced, key=lambda i: float(i["price"]))
+    else:
+        brands = {str(i.get("brand") or "").lower() for i in items} - {""}
+        named = [b for b in brands if (m := re.search(rf"{T.L0}{re.escape(b)}{T.L1}", spaced))
+                 and T.excluded(spaced[: m.start()]) is None]
+        of_brand = [i for i in items if named and str(i.get("brand") or "").lower() == named[0]]
+        if len(named) == 1 and len(of_brand) == 1:
+            chosen = of_brand[0]
+    return str(chosen.get("name") or chosen.get("sku")) if chosen else None
 
 
 def compact(item: dict[str, Any]) -> dict[str, Any]:

@@ -414,8 +414,10 @@ class Phrasebook:
 
 
 def opening(rng: random.Random, title: str, triggers: list[str]) -> str:
-    """How a customer starts the conversation about one SOP (its triggers, wrapped and varied)."""
+    """How a customer starts the conversation about one SOP (its triggers, wrapped and varied). The simulated
+    customer speaks English (the frames are English): its triggers in Latin letters, when it has any."""
     book = Phrasebook(rng)
+    triggers = [t for t in triggers if not re.search(r"[\u0E00-\u0E7F]", t)] or triggers
     base = book.pick(triggers) if triggers and rng.random() < 0.85 else f"I need help: {title.lower()}"
     base = base.rstrip("?.!")
     frame = book.pick(["{t}", "{t}", "hi, {t}", "hello, {t}?", "{t}, please help", "can you help? {t}",

@@ -47,6 +47,7 @@ class Node:
     expects: str = ""
     result_key: str = ""
     gar: GarRow | None = None
+    call: str = ""  # a step that runs another SOP: its id (as written until the workspace resolves it)
 
     @property
     def label(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from core.errors import WorkspaceError
@@ -81,4 +82,53 @@ def load_sops(files: list[Path], resolver: GarResolver) -> tuple[list[Sop], list
             continue
         ids[sop.id] = rel
         sops.append(sop)
-    return sops, problems
+    called = resolve_calls(sops)
+    problems += called
+    failed = {p.file for p in called if p.severity == "error"}
+    return [s for s in sops if s.file not in failed], problems
+
+
+def resolve_calls(sops: list[Sop]) -> list[Problem]:
+    """Each ``call`` step names another SOP of the workspace, by id or title ("call identity.verify", "call
+    verify the customer's identity"); the step keeps its id. A name that is no SOP, an SOP calling itself, or
+    a ring of calls is an error on the step's line."""
+    by_name: dict[str, str] = {}
+    for sop in sops:
+        by_name[_name(sop.id)] = sop.id
+        by_name.setdefault(_name(sop.title), sop.id)
+    problems: list[Problem] = []
+    for sop in sops:
+        for node in sop.nodes.values():
+            if not node.call:
+                continue
+            target = by_name.get(_name(node.call))
+            if target is None:
+                known = ", ".join(sorted(s.id for s in sops))
+                problems.append(Problem(sop.file, node.line, "error",
+                                        f"step {node.text!r} calls {node.call!r}, which is no SOP here (SOPs: {known})"))
+                continue
+            node.call = target
+    graph = {s.id: {n.call for n in s.nodes.values() if n.call} for s in sops}
+    for sop in sops:
+        if _in_ring(sop.id, graph):
+            line = next((n.line for n in sop.nodes.values() if n.call), 1)
+            problems.append(Problem(sop.file, line, "error", f"{sop.id} calls itself through its call steps "
+                                    "(a ring of calls never ends)"))
+    return problems
+
+
+def _name(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _in_ring(start: str, graph: dict[str, set[str]]) -> bool:
+    seen: set[str] = set()
+    todo = list(graph.get(start, ()))
+    while todo:
+        sid = todo.pop()
+        if sid == start:
+            return True
+        if sid not in seen:
+            seen.add(sid)
+            todo.extend(graph.get(sid, ()))
+    return False

@@ -16,7 +16,7 @@ from core.workspace import Param
 PLACEHOLDER = expr.TEMPLATE_REF
 WHOLE_REF = re.compile(r"^\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*(\?)?\s*\}$")  # "{context.order_id}": the value itself
 NODE_KEYS = {"id", "type", "description", "tool", "toolParams", "messageTemplate", "nextNodes",
-             "condition", "resultKey"}
+             "condition", "resultKey", "call"}
 ASK_WORDS = re.compile(r"^\s*(ask|request|collect|get)\b", re.I)
 CONFIRM_WORDS = re.compile(r"^\s*confirm\b", re.I)  # asks when its message asks (or it has none), else tells
 TELL_WORDS = re.compile(r"^\s*(tell|inform|say|notify|show|offer)\b", re.I)  # a message, even one ending in "?"
@@ -130,6 +130,10 @@ def _decision(node: Node, raw: dict[str, Any], nxt: list[str], file: str, proble
 
 
 def _action_kinds(node: Node, raw: dict[str, Any], template: str, desc: str) -> None:
+    if raw.get("call"):  # {"call": "identity.verify"}: run that SOP, then come back to nextNodes
+        node.call = str(raw["call"]).strip()
+        node.kinds = frozenset({"call"})
+        return
     tool = str(raw.get("tool") or "")
     kinds: set[str] = set()
     if tool:
@@ -253,7 +257,7 @@ def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> l
     problems are returned with their key, for the workspace to decide once it knows the tools."""
     known = {n.result_key for n in nodes.values() if n.tool} | {p.name.split(".")[0] for n in nodes.values()
                                                                   for p in n.fills}
-    after_tool = {t for n in nodes.values() if n.tool for t in _reachable(nodes, n.targets())}
+    after_tool = {t for n in nodes.values() if n.tool or n.call for t in _reachable(nodes, n.targets())}
     pending: list[tuple[str, Problem]] = []
     for node in nodes.values():
         optional = {p.name for p in node.params if p.optional}  # left out of the call while unknown

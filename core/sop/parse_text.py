@@ -12,8 +12,9 @@ from core.problems import Problem
 from core.sop import expr
 from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import SESSION_SLOTS, Branch, Node, Sop
-from core.workspace import GarRow
+from core.workspace import GarRow, normalise_action
 
+CALL = re.compile(r"^call\s+(?:the\s+)?(.+?)(?:\s+(?:procedure|sop|flow))?\.?$", re.I)  # "call verify identity"
 TERMINATE = re.compile(r"^(terminate|end|stop|finish|close)\b(\s+(the\s+)?(flow|conversation|chat|sop|goal))?\.?$",
                        re.I)
 ELSE = re.compile(r"^(else|otherwise|in all other cases)\s*:?$", re.I)
@@ -187,8 +188,14 @@ class TextCompiler:
         return self._action(first, nxt)
 
     def _action(self, line: Line, nxt: str) -> str:
-        row, hint = self.resolver.resolve(line.text)
         nid = f"s{line.no}"
+        called = CALL.match(line.text)
+        if called and normalise_action(line.text) not in getattr(self.resolver, "by_name", {}):
+            # "call verify identity": run that SOP, then come back here (resolved against the workspace's SOPs)
+            self.nodes[nid] = Node(nid, "action", line.text, line.no, next=nxt, kinds=frozenset({"call"}),
+                                   call=called.group(1).strip())
+            return nid
+        row, hint = self.resolver.resolve(line.text)
         if row is None:
             self.problems.append(Problem(self.file, line.no, "error",
                                          f"unknown action {line.text!r}: not in gar.csv{hint}",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from core.errors import WorkspaceError
+from core.lexicons import UNSPACED
 from core.problems import Problem
 from core.retrieval import CachedEmbedder, LexicalIndex, Progress, VectorIndex
 from core.tools.base import ToolSpec
@@ -273,6 +274,8 @@ class KnowledgeBase:
                     dense[i] = self.index.score(q, i)
             ranked = sorted(((s + LEXICAL_WEIGHT * words.get(i, 0.0), s, i) for i, s in dense.items()
                              if s >= self.min_score), reverse=True)[:k]
+            if UNSPACED.search(query):  # Thai: the model reads no Thai (every passage looks alike); words decide
+                ranked = sorted(((s, s, i) for i, s in words.items() if s >= self.min_score), reverse=True)[:k]
             found = [(score, similarity, self.index.payloads[i]) for score, similarity, i in ranked]
         hits = []
         for score, similarity, chunk in found:

@@ -563,6 +563,14 @@ class RuleReader:
             if searched is not None:
                 return [searched]
         wanted = self.new_intent(c)
+        if wanted is not None and active is not None and T.replaces(p.text) \
+                and (c.below is None or c.below.type != wanted[0]) and not self.answers_pending(active, p.text):
+            # "actually forget the return, I need to change my address instead": the new request replaces it
+            after = replace(c, active=c.below, below=None)
+            then = self.sops[wanted[0]]
+            return [CancelGoal(evidence=p.text, goal=active.type),
+                    StartGoal(evidence=p.text, sop=then.id, score=round(wanted[1], 3)),
+                    *self._values_for_start(after, then)]
         if wanted is not None:
             return self._start(c, self.sops[wanted[0]])
         if active is None:

@@ -81,7 +81,21 @@ def _ending_words() -> frozenset[str]:
 
 
 def _read(st: SlotType, name: str, said: str) -> Any:
-    """The slot's value in the words after its label, or None."""
+    """The slot's value in the words after its label, or None (the same words read once for slots of the same
+    kind in several SOPs: dates are costly to read)."""
+    key = (st.kind, st.declared, st.digits, st.person, st.handle, st.describes, st.region, tuple(st.vocab),
+           st.pattern.pattern if st.pattern is not None else "", name if st.handle else "", said)
+    if key not in _READ:
+        if len(_READ) > 512:
+            _READ.clear()
+        _READ[key] = _read_now(st, name, said)
+    return _READ[key]
+
+
+_READ: dict[tuple, Any] = {}
+
+
+def _read_now(st: SlotType, name: str, said: str) -> Any:
     if st.person:
         return person_name(said, asked=True)
     if st.handle:
@@ -115,42 +129,84 @@ def _joiners() -> str:
 
 
 def labelled_values(text: str, types: dict[str, SlotType]) -> list[Labelled]:
-    """Every value the message gives under a label that names one of ``types``' slots, longest label first,
-    each span used once; in the order they were said. A label whose words hold no valid value of its slot
-    ("I opened a checking account last week") gives nothing."""
-    index: dict[str, list[str]] = {}
-    for name in sorted(types):
-        for phrase in label_phrases(name, types[name]):
-            index.setdefault(phrase, []).append(name)
-    taken: list[tuple[int, int]] = []
+    """Every value the message gives under a label that names one of ``types``' slots (at each place the
+    longest label), each span used once; in the order they were said. A label whose words hold no valid value
+    of its slot ("I opened a checking account last week") gives nothing."""
+    pattern, index = _label_index(types)
+    if pattern is None:
+        return []
     found: list[Labelled] = []
     given: set[str] = set()
-    joiners = _joiners()
-    for phrase in sorted(index, key=lambda p: (-len(p), p)):
-        label = r"\s+".join(re.escape(w) for w in phrase.split())
-        pattern = re.compile(rf"(?<![\w@.])(?:{label})(?![\w@])((?:\s*(?:{joiners})(?![\w])|\s*[:#=-])*)\s*", re.I)
-        for m in pattern.finditer(text):
-            if any(s < m.end() and m.start() < e for s, e in taken):
+    for m in pattern.finditer(text):
+        if found and m.start() < found[-1].end:
+            continue
+        stop = re.search(END, text[m.end():])
+        said = text[m.end(): m.end() + (stop.start() if stop else len(text) - m.end())]
+        if not said.strip():
+            continue
+        joined = bool(m.group("join").strip())  # "login: x", "zip is 10023"; else the value follows the label
+        for name in index.get(" ".join(m.group("label").lower().split()), ()):
+            st = types[name]
+            if name in given or not _may_follow(st, said, joined):
                 continue
-            stop = re.search(END, text[m.end():])
-            said = text[m.end(): m.end() + (stop.start() if stop else len(text) - m.end())]
-            if not said.strip():
+            value = _read(st, name, said)
+            if value is None:
                 continue
-            joined = bool(m.group(1).strip())  # "login: x", "zip is 10023"; else the value follows the label
-            for name in index[phrase]:
-                st = types[name]
-                if name in given or not _may_follow(st, said, joined):
-                    continue
-                value = _read(st, name, said)
-                if value is None:
-                    continue
-                where = said.find(str(value)) if isinstance(value, str) else -1
-                end = m.end() + (where + len(str(value)) if where >= 0 else len(said.rstrip()))
-                found.append(Labelled(name, value, m.start(), end, said.strip()))
-                given.add(name)
-                taken.append((m.start(), end))
-                break
-    return sorted(found, key=lambda f: (f.start, f.slot))
+            found.append(Labelled(name, value, m.start(), m.end() + _extent(st, name, said, value), said.strip()))
+            given.add(name)
+            break
+    return found
+
+
+def _label_index(types: dict[str, SlotType]) -> tuple[re.Pattern[str] | None, dict[str, tuple[str, ...]]]:
+    """One pattern for every label of ``types``' slots (longest first) and, per label, the slots it names
+    (compiled once per set of slot types: every message of a turn is read against them)."""
+    key = tuple(sorted((n, st.kind, st.declared, st.digits, st.person, st.handle, st.describes)
+                       for n, st in types.items()))
+    if key not in _INDEXES:
+        index: dict[str, list[str]] = {}
+        for name in sorted(types):
+            for phrase in label_phrases(name, types[name]):
+                index.setdefault(" ".join(phrase.lower().split()), []).append(name)
+        people = [n for n, st in types.items() if st.person]
+        named = [n for n in types if "name" in name_words(n)]
+        if len(people) == 1 and named == people:  # "name gareth hughes": the one name slot there is
+            for phrase in ("name", "full name"):
+                index.setdefault(phrase, []).append(people[0])
+        labels = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in sorted(index, key=lambda p: (-len(p), p)))
+        pattern = re.compile(rf"(?<![\w@.])(?P<label>{labels})(?![\w@])(?P<join>(?:\s*(?:{_joiners()})(?![\w])|"
+                             rf"\s*[:#=-])*)\s*", re.I) if labels else None
+        if len(_INDEXES) > 256:
+            _INDEXES.clear()
+        _INDEXES[key] = (pattern, {k: tuple(v) for k, v in index.items()})
+    return _INDEXES[key]
+
+
+_INDEXES: dict[tuple, tuple[re.Pattern[str] | None, dict[str, tuple[str, ...]]]] = {}
+
+
+def _extent(st: SlotType, name: str, said: str, value: Any) -> int:
+    """How far into ``said`` the value's own words go: the shortest run of its words that still reads as the
+    same value ("301" of "301 of the Hilton", "March 15, 1992" of "March 15, 1992 and ...")."""
+    shown = str(value)
+    if shown and shown.lower() in said.lower():  # written as it is kept ("dolsen217", "9026")
+        return said.lower().index(shown.lower()) + len(shown)
+    if isinstance(value, int | float) and not isinstance(value, bool):  # "$1,000", "301"
+        for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", said):
+            if float(m.group(0).replace(",", "")) == float(value):
+                return m.end()
+    iso = re.fullmatch(r"(\d{4})-\d{2}-(\d{2})", shown)
+    if iso:  # a date as written: up to its year ("March 15, 1992"), else its day ("the 3rd")
+        year = re.search(rf"\b{iso.group(1)}\b", said)
+        day = re.search(rf"\b0?{int(iso.group(2))}(?:st|nd|rd|th)?\b", said, re.I)
+        if year or day:
+            return (year or day).end()  # type: ignore[union-attr]
+    for i, m in enumerate(re.finditer(r"\S+", said)):  # a phone or an option as written: its first few words
+        if i >= 6:
+            break
+        if _read(st, name, said[: m.end()]) == value:
+            return m.end()
+    return len(said.rstrip())
 
 
 def blank(text: str, spans: list[tuple[int, int]]) -> str:
@@ -181,6 +237,18 @@ def introduced_name(text: str) -> str | None:
         name = _name_run(said)
         if name:
             return name
+    return None
+
+
+def listed_name(text: str) -> str | None:
+    """A name given as one item of a list of values ("account 55120934, priya sharma, postcode ls6 2ab"): an
+    item of two or three words that can only be a name, in a message that gives other values too."""
+    if not re.search(r"\d|@", text):
+        return None
+    for item in re.split(r"\s*[,;]\s*|\s+-\s+", text):
+        item = item.strip(" .!?")
+        if re.fullmatch(rf"{NAME_WORD}(?:\s+{NAME_WORD}){{1,2}}", item) and _name_run(item) == item:
+            return item
     return None
 
 

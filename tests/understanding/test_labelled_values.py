@@ -165,3 +165,35 @@ def test_the_same_messages_read_the_same_under_any_hash_seed() -> None:
         runs.append([(f["file"], [(t["user"], t["reply"], t["failures"]) for t in f["turns"]])
                      for f in report["files"]])
     assert runs[0] == runs[1] == runs[2]
+
+
+def test_a_name_in_a_list_of_values_or_after_the_word_name_is_the_one_name_slot() -> None:
+    from core.understanding.values import listed_name
+
+    assert listed_name("hello, moving out friday. account 55121003, aisha bello, m14 5rq") == "aisha bello"
+    assert listed_name("hello, this is about my order") is None  # no values beside it
+    assert listed_name("hi, moving out this friday, account 55121003") is None
+    types = {"holder_name": declared_type("holder_name", "name", "", V),
+             "account_no": declared_type("account_no", "code(8)", "", V)}
+    found = {f.slot: f.value for f in labelled_values("account 55120977, name gareth hughes", types)}
+    assert found == {"account_no": "55120977", "holder_name": "gareth hughes"}
+    types["pet_name"] = declared_type("pet_name", "text", "", V)  # two slots called a name: the word says neither
+    assert "holder_name" not in {f.slot for f in labelled_values("name gareth hughes", types)}
+
+
+def test_a_number_asked_in_a_unit_is_taken_when_said_with_that_unit(tmp_path: Path) -> None:
+    from core.build import load_workspace
+
+    root = tmp_path / "ws"
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text('name: Meters\ncurrency: GBP\nagents:\n  a: {goals: "m.*", tools: []}\n',
+                                     encoding="utf-8")
+    sop = {"id": "m.read", "triggers": ["meter reading"], "slots": {"reading": "number"}, "startNode": "ask",
+           "nodes": {"ask": {"type": "action", "description": "Ask for the reading",
+                             "messageTemplate": "What does the meter show, in kWh? Read it left to right.",
+                             "resultKey": "reading", "nextNodes": ["end"]}, "end": {"type": "end"}}}
+    (root / "sops" / "read.json").write_text(json.dumps(sop), encoding="utf-8")
+    st = load_workspace(root).types["m.read"]["reading"]
+    assert st.unit == "kwh"
+    from core.slots import labelled_value
+    assert labelled_value(st, "reading", "acct 55120934, meter says 14388 kwh") == 14388

@@ -87,4 +87,4 @@ def test_language_and_catalogue() -> None:
     assert segment("ไม่เอาแล้วครับ").split() == ["ไม่", "เอา", "แล้ว", "ครับ"]
     assert {"en", "th"} <= set(languages())
     assert say("goodbye", "th") != say("goodbye", "en")
-    assert say("nobody", "th") == say("nobody", "en")  # a sentence Thai lacks falls back to English
+    assert say("nobody", "xx") == say("nobody", "en")  # a language without a sentence falls back to English
