@@ -22,6 +22,7 @@ from core.retrieval import CachedEmbedder
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.gateway import ToolGateway
 from core.workspace import AgentDecl, Param, ToolDecl
+from tests.tools.jsonhttp import send_json
 
 OPEN = "I need to open a ticket"
 
@@ -127,12 +128,7 @@ class Echo(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         Echo.seen.append(dict(self.headers))
-        raw = b'{"ticket_id": "T-42"}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        send_json(self, 200, {"ticket_id": "T-42"})
 
     def log_message(self, *args: Any) -> None:
         return

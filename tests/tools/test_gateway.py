@@ -15,6 +15,7 @@ from core.tools.base import ToolSpec
 from core.tools.declared import HttpTool, PythonTool, TableTool
 from core.tools.gateway import ToolGateway, ToolScript
 from core.workspace import AgentDecl, Param, ToolDecl
+from tests.tools.jsonhttp import send_json
 
 
 class Slow:
@@ -91,12 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"cancelled": True})
 
     def _send(self, code: int, data: dict[str, Any]) -> None:
-        raw = json.dumps(data).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        send_json(self, code, data)
 
     def log_message(self, *args: Any) -> None:
         return
