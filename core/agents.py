@@ -173,8 +173,8 @@ class SpecialistAgent:
         return values
 
     def default_answer(self, goal: Goal, sop: Sop, text: str) -> AnswerReading | None:
-        """"Not sure, whatever the usual is" to a question that says what it uses then ("If you're not sure,
-        I'll use the standard $50"): that value, as the answer; None when the customer is not unsure or the
+        """"No idea, whatever is normal" to a question that says what it uses then ("if you don't know, I'll
+        book the standard two nights"): that value, as the answer; None when the customer is not unsure or the
         question states no default."""
         node = sop.node(goal.pending)
         if node is None or len(node.fills) != 1 or not (T.UNSURE.search(text) or T.is_unable(text)):

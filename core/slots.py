@@ -163,7 +163,7 @@ def _id_pattern(expects: str) -> re.Pattern[str] | None:
 
 def shape_pattern(example: str) -> re.Pattern[str] | None:
     """Ids shaped like an author's example: "ana_ruiz_2281" takes letters, "_", letters, "_", four digits
-    ("tom_berg_5512"); an example that mixes letters and digits throughout ("QX7R2LM9KD") takes a word of
+    ("tom_berg_5512"); an example that mixes letters and digits throughout ("B7TK2QW9RZ") takes a word of
     its length with both; None for an example too short to say anything."""
     example = example.strip()
     if len(example) < 4 or not re.fullmatch(r"[\w.-]+", example):
@@ -219,7 +219,7 @@ def extract(st: SlotType, message: str, *, asked: bool, candidates: list[dict[st
 
 def _money(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     amts = T.amounts(msg)
-    if not amts:  # "a hundred dollars", "one hundred and fifty"
+    if not amts:  # "two hundred euros", "one hundred and twenty"
         msg = T.spelled_numbers(msg)
         amts = T.amounts(msg)
     rng = T.money_range(msg)

@@ -454,7 +454,7 @@ NUMBER_WORDS = re.compile(r"\b(?:(" + "|".join(TENS) + r")(?:[\s-]+(" + "|".join
 
 
 def spelled_numbers(text: str) -> str:
-    """The text with numbers written in words as digits ("a hundred dollars" -> "a 100 dollars", "one hundred
+    """The text with numbers written in words as digits ("a thousand euros" -> "a 1000 euros", "one hundred
     and fifty" -> "150"), by text2num for the languages it reads and by :func:`thai_numbers` for Thai
     ("งบหมื่นห้า" -> "งบ 15000"); small numbers alone stay words ("one of them"). Unchanged when it holds
     none."""
@@ -616,7 +616,7 @@ RULED_OUT = re.compile(rf"[,;]?\s*\b(?:{LEX.alternation('excludes')})\b[^,;.!?]*
 
 
 def ruled_out(text: str) -> str:
-    """A correction without what it rules out: "I meant $700, not $1,000" -> "I meant $700" (the ruled-out
+    """A correction without what it rules out: "I meant 80 euros, not 95" -> "I meant 80 euros" (the ruled-out
     words replaced by spaces, so positions stay)."""
     return RULED_OUT.sub(lambda m: " " * len(m.group(0)), text)
 

@@ -344,14 +344,14 @@ class RuleReader:
         if sop is None or agent is None:
             return ReplyReading()
         text = p.text
-        said = T.ruled_out(text) if corrects(text) else text  # "I meant $700, not $1,000": not the $1,000
+        said = T.ruled_out(text) if corrects(text) else text  # "I meant 80 euros, not 95": not the 95
         changes = agent.extract_volunteered(goal, sop, said, opening=False)
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if not fixes and corrects(text) and said != text:  # "make that the 14th, not the 12th": the slot
             fixes = agent.replaced_value(goal, sop, said, text)  # holding what is ruled out takes the new value
         if fixes and corrects(text) and confirms(agent, sop, sop.node(goal.pending)):
-            # "sorry, make that $450, not $600" to "shall I move $600?": the value changes, the confirmation waits
+            # "oops, make that $150, not $200" to "shall I charge $200?": the value changes, the confirmation waits
             return ReplyReading(corrections=fixes, fixes=fixes)
         answers = self.answers_pending(goal, text)
         choice = asks_choice(goal, sop, agent)
@@ -360,7 +360,7 @@ class RuleReader:
             if target is not None:
                 return ReplyReading(go_back=target)
         default = agent.default_answer(goal, sop, text) if not answers else None
-        if default is not None:  # "not sure, whatever the usual is" to a question that names its default
+        if default is not None:  # "no idea, whatever is normal" to a question that names its default
             return ReplyReading(answer=default)
         unable = bool(goal.pending) and T.is_unable(text) and not answers
         if goal.pending and p.question and not answers and not (choice and choice_words(text)) \
@@ -370,7 +370,7 @@ class RuleReader:
         pending_slots = {f.name for f in pending.fills} if pending else set()
         other = {k: v for k, v in changes.items() if k not in pending_slots and goal.slots.get(k) != v}
         # "My member number is 4410273" while a free-text question waits: it answers another question
-        # ... unless its other values are labelled and words of its own answer the question ("ok praman1 it is.
+        # ... unless its other values are labelled and words of its own answer the question ("fine, kwame88 then.
         # my email is ...")
         own_words = bool(agent.labelled(sop, text)[0]) and bool(agent.answer_values(goal, sop, text))
         elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other) and not own_words
@@ -650,7 +650,7 @@ class RuleReader:
         out: list[Command] = [SetSlots(evidence=text, values=kept, words=value_words(text, kept), sop=sop_id)
                               for sop_id, kept in self.kept_for_later(goal, said).items()]
         r = self.read_reply(goal, p)
-        fixed = list(r.fixes.values())  # "I meant $700" corrects this goal: not a value for another SOP as well
+        fixed = list(r.fixes.values())  # "I meant 80 euros" corrects this goal: not a value for another SOP as well
         out = [c for c in out if not isinstance(c, SetSlots) or not any(v in fixed for v in c.values.values())]
         if r.go_back is not None:
             return [*out, GoBack(evidence=text, target=r.go_back.label)]

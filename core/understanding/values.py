@@ -1,6 +1,6 @@
 """Values a customer names: labelled pairs ("zip is 10023", "Username: jdoe41", "my pin is 4410 and order id
-7712309944"), the last digits of a card ("ending in 5058"), and self-introductions ("this is omar haddad",
-"Mia Smith here").
+7712309944"), the last digits of a card ("ending with 3310"), and self-introductions ("this is lena park",
+"Joost Bakker here").
 
 A label says which slot a value is for, so it is read first: each labelled value goes to the slot its label
 names, and its words are taken out of the message (:func:`blank`) before the slots without a label read
@@ -69,7 +69,7 @@ def label_phrases(name: str, st: SlotType) -> list[str]:
     if len(words) > 1 and words[-1] in GENERIC_NAME_WORDS and words[-1] in syn:  # "order id" -> "order number"
         out += [" ".join([*words[:-1], s]) for s in syn[words[-1]]]
     if st.kind == "digits" and 0 < st.digits <= 6 and set(words) & _ending_words():
-        out += list(LEX.phrases("ending_phrases"))  # "card ending in 5058" for ``card_last4``
+        out += list(LEX.phrases("ending_phrases"))  # "the visa ending with 3310" for ``card_last4``
     return list(dict.fromkeys(p for p in out if p))
 
 
@@ -112,7 +112,7 @@ def _read_now(st: SlotType, name: str, said: str) -> Any:
 def _may_follow(st: SlotType, said: str, joined: bool) -> bool:
     """Whether the words after a label can be its value: a range ("budget between 30k and 40k") is read
     whole elsewhere; without "is" or ":" between them, free text only when shaped like a value ("username
-    dolsen217", not "my login first"), a name only when it reads as one ("name gareth hughes")."""
+    kwame88", not "my login first"), a name only when it reads as one ("name gareth hughes")."""
     if st.kind in ("money", "number") and re.match(r"\s*(?:between|from)\b", said, re.I):
         return False
     if joined or st.kind != "text":
@@ -187,16 +187,16 @@ _INDEXES: dict[tuple, tuple[re.Pattern[str] | None, dict[str, tuple[str, ...]]]]
 
 def _extent(st: SlotType, name: str, said: str, value: Any) -> int:
     """How far into ``said`` the value's own words go: the shortest run of its words that still reads as the
-    same value ("301" of "301 of the Hilton", "March 15, 1992" of "March 15, 1992 and ...")."""
+    same value ("214" of "214 on the third floor", "June 3, 1979" of "June 3, 1979 and ...")."""
     shown = str(value)
-    if shown and shown.lower() in said.lower():  # written as it is kept ("dolsen217", "9026")
+    if shown and shown.lower() in said.lower():  # written as it is kept ("kwame88", "5521")
         return said.lower().index(shown.lower()) + len(shown)
     if isinstance(value, int | float) and not isinstance(value, bool):  # "$1,000", "301"
         for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", said):
             if float(m.group(0).replace(",", "")) == float(value):
                 return m.end()
     iso = re.fullmatch(r"(\d{4})-\d{2}-(\d{2})", shown)
-    if iso:  # a date as written: up to its year ("March 15, 1992"), else its day ("the 3rd")
+    if iso:  # a date as written: up to its year ("June 3, 1979"), else its day ("the 3rd")
         year = re.search(rf"\b{iso.group(1)}\b", said)
         day = re.search(rf"\b0?{int(iso.group(2))}(?:st|nd|rd|th)?\b", said, re.I)
         if year or day:
@@ -221,8 +221,8 @@ NAME_WORD = r"[^\W\d_][\w'-]*"
 
 
 def introduced_name(text: str) -> str | None:
-    """A name the customer gives unasked by introducing themselves: "this is omar haddad", "hi im Derek
-    Olsen", "Mia Smith here", "Tomas Herrera speaking". Lower-case names count when two or three words, none
+    """A name the customer gives unasked by introducing themselves: "this is lena park", "hi im Sven
+    Olafsson", "Joost Bakker here", "Priya Nair speaking". Lower-case names count when two or three words, none
     of them a function word or a word of the language files; None otherwise."""
     intro, outro = LEX.alternation("name_intro"), LEX.alternation("name_outro")
     candidates: list[str] = []

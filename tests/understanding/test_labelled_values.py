@@ -78,7 +78,7 @@ def test_a_customer_who_introduces_themselves_gives_their_name(message: str, nam
 
 @pytest.mark.parametrize("example, good, bad", [
     ("ana_ruiz_2281", ["tom_berg_5512"], ["tberg99", "tom.berg@x.io"]),
-    ("QX7R2LM9KD", ["H6YD3KP7RA", "m2lc9xv5uf"], ["praman1", "dolsen217", "ABCDEFGHIJ"]),
+    ("B7TK2QW9RZ", ["N4VX8JP2LC", "w3hd7ks5qe"], ["lpark3", "kwame1988", "ABCDEFGHIJ"]),
 ])
 def test_an_id_is_taken_when_shaped_like_the_authors_example(example: str, good: list[str], bad: list[str]) -> None:
     pattern = shape_pattern(example)
@@ -102,7 +102,7 @@ def test_a_hint_listing_several_values_and_their_examples_is_lined_up_with_the_s
 
 
 @pytest.mark.parametrize("message, value", [
-    ("a hundred dollars", 100), ("one hundred and fifty", 150), ("send forty bucks", 40),
+    ("two hundred euros", 200), ("one hundred and twenty", 120), ("send forty bucks", 40),
     ("fifteen hundred dollars", 1500),
 ])
 def test_amounts_written_in_words_are_amounts(message: str, value: int) -> None:
@@ -113,7 +113,7 @@ def test_amounts_written_in_words_are_amounts(message: str, value: int) -> None:
 
 def test_a_question_that_states_its_default_gives_it_and_one_that_does_not_gives_none() -> None:
     st = declared_type("amount", "money", "", V)
-    assert stated_default(st, "amount", ["How much? If you're not sure, I'll use the standard $50."]) == 50
+    assert stated_default(st, "amount", ["What should we top up? If you don't know, the usual top-up is $30."]) == 30
     assert stated_default(st, "amount", ["How much should the refund be?"]) is None
     bags = infer_type("bags", "how many bags", V)
     assert validate(bags, stated_default(bags, "bags", ["how many bags (2 by default)"]))
