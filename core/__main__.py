@@ -389,8 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     kb_eval.set_defaults(workspace=None)
     kb_eval.add_argument("--min-top1", type=float, default=0.0,
                          help="exit with code 1 when a file's top-1 rate is below this (0-1)")
-    procedures = kinds.add_parser("procedures", help="every workspace's conversation tests under a folder: passed/total "
-                                                     "per workspace and each failing test's first failing turn")
+    procedures = kinds.add_parser("procedures", help="every workspace's conversation tests under a folder: "
+                                                     "passed/total per workspace and each failing test's first "
+                                                     "failing turn")
     procedures.add_argument("folder", help="a folder of workspaces, each with a conversations/ folder")
     procedures.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     procedures.add_argument("--min-accuracy", type=float, default=0.0,

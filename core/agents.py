@@ -26,13 +26,12 @@ from core.slots import (
     labelled_text,
     labelled_value,
     option_mentions,
-    person_name,
     route_value,
     validate,
 )
-from core.sop.expr import TEMPLATE_REF, evaluate, lookup, parse, paths, strip_context
+from core.sop.expr import TEMPLATE_REF, EvalError, evaluate, lookup, parse, paths, strip_context
 from core.sop.graph import SESSION_SLOTS, Node, Sop
-from core.understanding.values import Labelled, blank, introduced_name, labelled_values, listed_name, stated_default
+from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
 from core.workspace import AgentDecl
 
 MAX_ATTEMPTS = 3
@@ -112,8 +111,9 @@ class SpecialistAgent:
         self.decl = decl
         self.env = env
         self._label_cache: dict[str, dict[str, set[str]]] = {}
-        self._named_text: str | None = None  # the message whose labelled values are in _named
-        self._named: dict[str, list[Labelled]] = {}
+        # per message, the values it labels for each SOP (a turn reads one message for several SOPs; keyed by
+        # the text, so turns running at the same time never read each other's)
+        self._named: dict[str, dict[str, list[Labelled]]] = {}
 
     @property
     def name(self) -> str:
@@ -382,11 +382,14 @@ class SpecialistAgent:
         """The values a message labels for this SOP's slots ("zip is 10023, username jdoe41"), and the
         message without the words of every value it labels for any SOP's slots (what the slots without a
         label read theirs from)."""
-        if self._named_text != text:
-            self._named = {sid: labelled_values(text, types) for sid, types in sorted(self.env.slot_types.items())}
-            self._named_text = text
-        spans = sorted({(f.start, f.end) for found in self._named.values() for f in found})
-        own = {f.slot: f.value for f in self._named.get(sop.id, []) if f.slot not in SESSION_SLOTS}
+        named = self._named.get(text)
+        if named is None:
+            named = {sid: labelled_values(text, types) for sid, types in sorted(self.env.slot_types.items())}
+            if len(self._named) > 64:
+                self._named.clear()
+            self._named[text] = named
+        spans = sorted({(f.start, f.end) for found in named.values() for f in found})
+        own = {f.slot: f.value for f in named.get(sop.id, []) if f.slot not in SESSION_SLOTS}
         return own, blank(text, spans)
 
     def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
@@ -401,7 +404,7 @@ class SpecialistAgent:
             if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
                 said = whole.strip() if opening and st.describes and name not in goal.slots \
                     and _describes_more(self.env.brain.correct(whole), sop) else \
-                    (person_name(text, asked=False) or introduced_name(text) or listed_name(text)) if st.person else None  # or "my pet was Molly"
+                    name_given(text) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
                 said = handle_value(said, name) if st.handle and said else said
@@ -607,8 +610,6 @@ class SpecialistAgent:
                 context = {**self._facts(goal), **goal.slots} if sop.format == "json" \
                     else self._results_context(goal, sop, obs)  # a JSON SOP's context holds its results' fields
                 seen.update({path: _brief(lookup(context, path)) for path in paths(tree)})
-                from core.sop.expr import EvalError
-
                 try:
                     taken = bool(evaluate(tree, context, self.env.today()))
                 except EvalError as exc:  # "a * b" on a missing key or a word, a division by zero: false

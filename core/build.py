@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,19 @@ from core.memory import PreferenceMemory, open_preference_memory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
 from core.retrieval import CachedEmbedder, Progress, SharedModel
-from core.slots import SlotType, Vocabulary, declared_type, hints_per_slot, infer_type, listed_options, type_label, type_problem
+from core.slots import (
+    IN_UNIT,
+    SlotType,
+    Vocabulary,
+    declared_type,
+    hints_per_slot,
+    infer_type,
+    listed_options,
+    type_label,
+    type_problem,
+)
 from core.sop import Sop, load_sops
+from core.sop.load import called_by, calls_of
 from core.store import StateStore, open_state_store
 from core.tools.builtin_math import MathTool
 from core.tools.declared import build_declared
@@ -284,37 +294,38 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
             for p in node.params:
                 if p.name not in types:
                     types[p.name] = typed(p, asks.get(p.name, ""), node.gar.line if node.gar else 0)
-        for node in sop.nodes.values():  # "What does your meter show, in kWh?": "14388 kwh" said unasked is it
-            for p in node.fills:
-                st = types.get(p.name)
-                unit = IN_UNIT.search(f"{node.expects} {node.message}") if st is not None and st.kind == "number" \
-                    and not st.unit else None
-                if st is not None and unit:
-                    st.unit = unit.group(1).lower()
+        _asked_units(sop, types)
         for st in types.values():
             st.region = region if st.kind in ("phone", "date") else ""
         out[sop.id] = types
-    for sop in sops:  # a caller also reads what the SOPs it calls ask for: values given up front are kept for them
-        for callee in _called(sop, {s.id: s for s in sops}):
+    _with_callees(sops, out)
+    return out
+
+
+def _with_callees(sops: list[Sop], out: dict[str, dict[str, SlotType]]) -> None:
+    """A caller also reads what the SOPs it calls ask for: values given up front are kept for them."""
+    calls = calls_of(sops)
+    for sop in sops:
+        for callee in _called(sop.id, calls):
             for name, st in out.get(callee, {}).items():
                 out[sop.id].setdefault(name, st)
-    return out
 
 
-IN_UNIT = re.compile(r"\bin\s+([A-Za-z][A-Za-z/]{1,11})\s*(?:[?.)](?:\s|$)|$|[,;(])")  # "..., in kWh?", "in GB"
+def _asked_units(sop: Sop, types: dict[str, SlotType]) -> None:
+    """A number asked in a unit ("What does your meter show, in kWh?") counts that unit: "14388 kwh" said
+    unasked is its value."""
+    for node in sop.nodes.values():
+        for p in node.fills:
+            st = types.get(p.name)
+            unit = IN_UNIT.search(f"{node.expects} {node.message}") if st is not None and st.kind == "number" \
+                and not st.unit else None
+            if st is not None and unit:
+                st.unit = unit.group(1).lower()
 
 
-def _called(sop: Sop, by_id: dict[str, Sop]) -> list[str]:
-    """The SOPs ``sop`` calls, directly or through the SOPs it calls, in order."""
-    out: list[str] = []
-    todo = [n.call for n in sop.nodes.values() if n.call]
-    while todo:
-        sid = todo.pop(0)
-        if sid in out or sid == sop.id or sid not in by_id:
-            continue
-        out.append(sid)
-        todo += [n.call for n in by_id[sid].nodes.values() if n.call]
-    return out
+def _called(sop_id: str, calls: dict[str, list[str]]) -> list[str]:
+    """The SOPs ``sop_id`` calls, directly or through the SOPs it calls, in order (never itself)."""
+    return [sid for sid in called_by(sop_id, calls) if sid != sop_id and sid in calls]
 
 
 def _result_fields(sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
@@ -322,9 +333,9 @@ def _result_fields(sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
     the tool says it returns one (a table tool's columns: ``context.minutesLate`` after ``getOrderStatus``
     over an orders table); otherwise it is the problem the SOP's compiler found."""
     out: list[Problem] = []
-    by_id = {s.id: s for s in sops}
+    by_id, calls = {s.id: s for s in sops}, calls_of(sops)
     for sop in sops:
-        reach = [sop, *(by_id[c] for c in _called(sop, by_id))]  # a called SOP's values come back to its caller
+        reach = [sop, *(by_id[c] for c in _called(sop.id, calls))]  # a called SOP's values come back to its caller
         fields = {str(c) for s in reach for n in s.nodes.values() if n.tool
                   for c in getattr(getattr(tools.get(n.tool), "frame", None), "columns", [])}
         fields |= {name for s in reach[1:] for name in s.slot_names()}

@@ -363,10 +363,10 @@ def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
         return found[0] if len(found) == 1 else None
     # a code written in groups ("4111 1111 1111 1111", "123-456") is one value, its separators dropped; a group
     # of such a run is not a code of its own (the "0199" of a phone number "415 555 0199")
-    found = list(re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg))
-    runs = [re.split(r"[ -]", m.group(0)) for m in found]
+    in_runs = list(re.finditer(r"(?<!\w)\d+(?:[ -]\d+)+(?!\w)", msg))
+    runs = [re.split(r"[ -]", m.group(0)) for m in in_runs]
     singles = [m.group(0) for m in re.finditer(r"(?<!\w)\d+(?!\w)", msg)
-               if not any(r.start() <= m.start() < r.end() for r in found)]
+               if not any(r.start() <= m.start() < r.end() for r in in_runs)]
     grouped = ["".join(r) for r in runs if all(len(g) >= 3 for g in r) or st.digits]
     for f in [*grouped, *singles]:
         if not st.digits or len(f) == st.digits:
@@ -586,6 +586,7 @@ HANDLE = re.compile(r"\b(user ?names?|logins?|log-in|handles?|screen ?names?|nic
                     r"account names?)\b", re.I)
 RANGE = re.compile(r"\bfrom\s+(-?\d+(?:\.\d+)?)\s+to\s+(-?\d+(?:\.\d+)?)\b")
 HOW_MANY = re.compile(r"\bhow many\s+([a-z]+)", re.I)
+IN_UNIT = re.compile(r"\bin\s+([A-Za-z][A-Za-z/]{1,11})\s*(?:[?.)](?:\s|$)|$|[,;(])")  # "..., in kWh?", "in GB"
 NAME_LEAD = re.compile(r"^(?:(?:yes|yeah|yep|sure|of course|ok|okay|hi|hello|hey|certainly|right)\b[\s,.!]*)*"
                        r"(?:(?:my|the) (?:full |first |last )?name(?: is|'s)|name(?: is|'s|:)|it'?s|it is|this is|"
                        r"i am|i'?m|im|call me)\s+", re.I)

@@ -36,7 +36,8 @@ def block(account_no):
     return {"blocked": True}
 """
 GAR = """action,action_type,user_interaction_metadata,api,params
-ask customer for the account number and postcode,ask_user_input,"the account number and the postcode, e.g. 55120934, 1011 AB",,account_no:code(8)|postcode:text
+ask customer for the account number and postcode,ask_user_input,"the account number and the postcode, \
+e.g. 55120934, 1011 AB",,account_no:code(8)|postcode:text
 check the account,api_call,,accounts.check,account_no|postcode
 ask customer how many copies,ask_user_input,how many copies of the key,,copies:number
 order the copies,api_call,,keys.order,account_no|copies

@@ -17,9 +17,19 @@ from core.build import build_orchestrator, load_workspace
 from core.render import as_text
 from core.retrieval import CachedEmbedder
 from core.slots import written_date
-from core.sop.expr import (EvalError, ExprError, check, compares_with_boolean, evaluate, fill_expressions,
-                           is_expression, parse, paths, render_expression,
-                           template_paths)
+from core.sop.expr import (
+    EvalError,
+    ExprError,
+    check,
+    compares_with_boolean,
+    evaluate,
+    fill_expressions,
+    is_expression,
+    parse,
+    paths,
+    render_expression,
+    template_paths,
+)
 
 TODAY = date(2026, 11, 26)
 

@@ -13,8 +13,8 @@ from core.brains.base import Perception
 from core.render import as_text
 from core.replies import say, table, voice
 from core.retrieval import CachedEmbedder, TriggerWords
-from core.sop.expr import CURRENCY_BEFORE
 from core.slots import listed_options, written_date
+from core.sop.expr import CURRENCY_BEFORE
 from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node, Sop
 

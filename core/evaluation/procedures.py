@@ -8,9 +8,10 @@ for each one that fails, its first failing turn in one line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from core.errors import UserInputError
 from core.testing import FileResult, WorkspaceCache, collect, run_file

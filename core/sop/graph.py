@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from core.problems import Problem
-
 import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
+from core.problems import Problem
 from core.workspace import GarRow, Param
 
 NodeKind = Literal["action", "decision", "end"]
@@ -79,6 +78,19 @@ class Node:
         return [self.next] if self.next else []
 
 
+def reachable(nodes: dict[str, Node], starts: list[str]) -> set[str]:
+    """Ids of the nodes reachable from ``starts`` (included), following each node's targets."""
+    seen: set[str] = set()
+    todo = list(starts)
+    while todo:
+        nid = todo.pop()
+        if nid in seen or nid not in nodes:
+            continue
+        seen.add(nid)
+        todo.extend(nodes[nid].targets())
+    return seen
+
+
 @dataclass
 class Sop:
     """A compiled SOP with its metadata."""
@@ -111,15 +123,7 @@ class Sop:
 
     def reachable(self, start: str | None = None) -> set[str]:
         """Ids of the nodes reachable from a node (default: the start), that node included."""
-        seen: set[str] = set()
-        todo = [start or self.start]
-        while todo:
-            nid = todo.pop()
-            if nid in seen or nid not in self.nodes:
-                continue
-            seen.add(nid)
-            todo.extend(self.nodes[nid].targets())
-        return seen
+        return reachable(self.nodes, [start or self.start])
 
     def slot_names(self) -> list[str]:
         """Every slot the SOP asks for or passes to a tool, in order of first use."""

@@ -104,13 +104,13 @@ def resolve_calls(sops: list[Sop]) -> list[Problem]:
             target = by_name.get(_name(node.call))
             if target is None:
                 known = ", ".join(sorted(s.id for s in sops))
-                problems.append(Problem(sop.file, node.line, "error",
-                                        f"step {node.text!r} calls {node.call!r}, which is no SOP here (SOPs: {known})"))
+                problems.append(Problem(sop.file, node.line, "error", f"step {node.text!r} calls {node.call!r}, "
+                                        f"which is no SOP here (SOPs: {known})"))
                 continue
             node.call = target
-    graph = {s.id: {n.call for n in s.nodes.values() if n.call} for s in sops}
+    graph = calls_of(sops)
     for sop in sops:
-        if _in_ring(sop.id, graph):
+        if sop.id in called_by(sop.id, graph):
             line = next((n.line for n in sop.nodes.values() if n.call), 1)
             problems.append(Problem(sop.file, line, "error", f"{sop.id} calls itself through its call steps "
                                     "(a ring of calls never ends)"))
@@ -121,14 +121,19 @@ def _name(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def _in_ring(start: str, graph: dict[str, set[str]]) -> bool:
-    seen: set[str] = set()
-    todo = list(graph.get(start, ()))
+def calls_of(sops: list[Sop]) -> dict[str, list[str]]:
+    """Per SOP, the SOPs its ``call`` steps run, in step order."""
+    return {s.id: [n.call for n in s.nodes.values() if n.call] for s in sops}
+
+
+def called_by(start: str, calls: dict[str, list[str]]) -> list[str]:
+    """The SOPs ``start`` calls, directly or through the SOPs it calls, in the order met (``start`` itself
+    among them when the calls come back to it)."""
+    out: list[str] = []
+    todo = list(calls.get(start, ()))
     while todo:
-        sid = todo.pop()
-        if sid == start:
-            return True
-        if sid not in seen:
-            seen.add(sid)
-            todo.extend(graph.get(sid, ()))
-    return False
+        sid = todo.pop(0)
+        if sid not in out:
+            out.append(sid)
+            todo += calls.get(sid, ())
+    return out

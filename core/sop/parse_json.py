@@ -10,7 +10,7 @@ from typing import Any
 from core.problems import Problem
 from core.sop import expr
 from core.sop.fields import text, text_list, text_map, whole_number
-from core.sop.graph import Branch, Node, Sop
+from core.sop.graph import Branch, Node, Sop, reachable
 from core.workspace import Param
 
 PLACEHOLDER = expr.TEMPLATE_REF
@@ -142,8 +142,9 @@ def _action_kinds(node: Node, raw: dict[str, Any], template: str, desc: str) -> 
         _tool_params(node, raw.get("toolParams") or {})
         if template:
             kinds.add("message_to_user")
+    # "Confirm the stay" with a statement tells; with a question (or no message) it asks
     elif (template.rstrip().endswith("?") and not TELL_WORDS.match(desc)) or ASK_WORDS.match(desc) \
-            or (CONFIRM_WORDS.match(desc) and (not template or "?" in template)):  # "Confirm the stay" + a statement tells
+            or (CONFIRM_WORDS.match(desc) and (not template or "?" in template)):
         kinds.add("ask_user_input")
         node.message = template
         node.expects = expected_answer(desc, template)
@@ -257,7 +258,7 @@ def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> l
     problems are returned with their key, for the workspace to decide once it knows the tools."""
     known = {n.result_key for n in nodes.values() if n.tool} | {p.name.split(".")[0] for n in nodes.values()
                                                                   for p in n.fills}
-    after_tool = {t for n in nodes.values() if n.tool or n.call for t in _reachable(nodes, n.targets())}
+    after_tool = {t for n in nodes.values() if n.tool or n.call for t in reachable(nodes, n.targets())}
     pending: list[tuple[str, Problem]] = []
     for node in nodes.values():
         optional = {p.name for p in node.params if p.optional}  # left out of the call while unknown
@@ -277,19 +278,6 @@ def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> l
             else:
                 problems.append(problem)
     return pending
-
-
-def _reachable(nodes: dict[str, Node], start: list[str]) -> set[str]:
-    """The nodes reachable from ``start`` (included)."""
-    seen: set[str] = set()
-    todo = list(start)
-    while todo:
-        nid = todo.pop()
-        if nid in seen or nid not in nodes:
-            continue
-        seen.add(nid)
-        todo.extend(nodes[nid].targets())
-    return seen
 
 
 def _check_targets(nodes: dict[str, Node], source: str, file: str, problems: list[Problem]) -> None:

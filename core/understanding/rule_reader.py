@@ -24,6 +24,7 @@ from core.memory.base import PreferenceSummary
 from core.models import Goal
 from core.slots import IDENTIFYING_KINDS, find_option
 from core.sop.graph import Node, Sop
+from core.tools.kb import KB_TOOL
 from core.understanding.commands import (
     Answer,
     CancelGoal,
@@ -41,15 +42,14 @@ from core.understanding.commands import (
     Unclear,
     value_words,
 )
-from core.tools.kb import KB_TOOL
 from core.understanding.signals import (
     CLEAR_MARGIN,
     LOW_INTENT,
     NOT_KEPT,
     asks_choice,
-    confirms,
     choice_words,
     clear_lead,
+    confirms,
     corrects,
     describing,
     explained_by,
@@ -63,6 +63,7 @@ from core.understanding.signals import (
     search_query,
     social_act,
     subjects,
+    what_stands,
 )
 
 INTENT_MARGIN = 0.05  # a request for another SOP must score this much above the running one
@@ -344,7 +345,7 @@ class RuleReader:
         if sop is None or agent is None:
             return ReplyReading()
         text = p.text
-        said = T.ruled_out(text) if corrects(text) else text  # "I meant 80 euros, not 95": not the 95
+        said = what_stands(text)  # "I meant 80 euros, not 95": not the 95
         changes = agent.extract_volunteered(goal, sop, said, opening=False)
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
@@ -646,7 +647,7 @@ class RuleReader:
         sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
         if sop is None or agent is None:
             return []
-        said = T.ruled_out(text) if corrects(text) else text  # what a correction rules out is kept for nobody
+        said = what_stands(text)  # what a correction rules out is kept for nobody
         out: list[Command] = [SetSlots(evidence=text, values=kept, words=value_words(text, kept), sop=sop_id)
                               for sop_id, kept in self.kept_for_later(goal, said).items()]
         r = self.read_reply(goal, p)

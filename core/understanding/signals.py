@@ -85,6 +85,12 @@ def corrects(text: str) -> bool:
     return bool(T.CORRECTION.search(text)) or T.is_go_back(text)
 
 
+def what_stands(text: str) -> str:
+    """The message without what a correction in it rules out ("I meant 80 euros, not 95" -> "I meant 80
+    euros"); the message itself when it corrects nothing."""
+    return T.ruled_out(text) if corrects(text) else text
+
+
 def only_social(p: Perception) -> bool:
     """Thanks or goodbye that asks for nothing more ("thanks, that report helps!")."""
     return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))

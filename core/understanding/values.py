@@ -19,7 +19,7 @@ from typing import Any
 
 from core import lexicons as LEX
 from core import text as T
-from core.slots import (GENERIC_NAME_WORDS, SlotType, extract, handle_value, person_name, validate)
+from core.slots import GENERIC_NAME_WORDS, SlotType, extract, handle_value, person_name, validate
 
 END = r"(?=\s*(?:,(?!\s*\d{4}\b)|;|\s(?:and|but|&|plus)\s|[.!?](?:\s|$)|$))"  # where a labelled value stops
 
@@ -173,7 +173,8 @@ def _label_index(types: dict[str, SlotType]) -> tuple[re.Pattern[str] | None, di
         if len(people) == 1 and named == people:  # "name gareth hughes": the one name slot there is
             for phrase in ("name", "full name"):
                 index.setdefault(phrase, []).append(people[0])
-        labels = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in sorted(index, key=lambda p: (-len(p), p)))
+        longest_first = sorted(index, key=lambda p: (-len(p), p))
+        labels = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in longest_first)
         pattern = re.compile(rf"(?<![\w@.])(?P<label>{labels})(?![\w@])(?P<join>(?:\s*(?:{_joiners()})(?![\w])|"
                              rf"\s*[:#=-])*)\s*", re.I) if labels else None
         if len(_INDEXES) > 256:
@@ -238,6 +239,12 @@ def introduced_name(text: str) -> str | None:
         if name:
             return name
     return None
+
+
+def name_given(text: str) -> str | None:
+    """A name the customer gives unasked: said as theirs ("my name is Lena Park"), in an introduction
+    (:func:`introduced_name`) or as an item of a list of values (:func:`listed_name`)."""
+    return person_name(text, asked=False) or introduced_name(text) or listed_name(text)
 
 
 def listed_name(text: str) -> str | None:

@@ -96,7 +96,8 @@ def test_a_hint_listing_several_values_and_their_examples_is_lined_up_with_the_s
     hint = "the username, the email and the order ID, e.g. jdoe41, jdoe41@mail.com, 5512349870"
     parts = hints_per_slot(hint, 3)
     assert parts == ["the username like jdoe41", "the email like jdoe41@mail.com", "the order ID like 5512349870"]
-    kinds = [infer_type(name, part, V).kind for name, part in zip(["username", "email", "order_id"], parts)]
+    names = ["username", "email", "order_id"]
+    kinds = [infer_type(name, part, V).kind for name, part in zip(names, parts, strict=True)]
     assert kinds[1:] == ["email", "id"] and kinds[0] != "email"
     assert hints_per_slot("your name and email", 3) is None
 
