@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -11,27 +10,18 @@ from typing import Any
 
 from core import render
 from core import text as T
-from core.brains.base import Brain, proposed_values
-from core.domain.commerce import Commerce, offered, picked_offer
+from core.brains.base import Brain
+from core.domain.commerce import Commerce
 from core.memory.base import PreferenceSummary
-from core.memory.defaults import accepted_value, forget_offers, offer_question, remembered_range, takes_offer
+from core.memory.defaults import forget_offers, offer_question, remembered_range
 from core.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
 from core.replies import say
 from core.slots import (
     SlotType,
-    correction_value,
-    cut_at_labels,
-    extract,
-    handle_value,
-    labelled_text,
-    labelled_value,
-    option_mentions,
-    route_value,
-    validate,
 )
 from core.sop.expr import TEMPLATE_REF, EvalError, evaluate, lookup, parse, paths, strip_context
-from core.sop.graph import SESSION_SLOTS, Node, Sop
-from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
+from core.sop.graph import Node, Sop
+from core.understanding.answers import GENERIC_KINDS, AnswerReader, AnswerReading, unknown
 from core.workspace import AgentDecl
 
 MAX_ATTEMPTS = 3
@@ -76,19 +66,6 @@ class AgentRunResponse:
     computed: list[str] = field(default_factory=list)  # figures its messages' expressions gave ({qty * price})
 
 
-@dataclass(frozen=True)
-class AnswerReading:
-    """A reply to the pending ask as read (:meth:`SpecialistAgent.read_answer`), before it is acted on."""
-
-    ask: str  # the pending ask's node id
-    values: dict[str, Any]  # its slots' values
-    ok: bool  # every required slot is given
-    ahead: dict[str, Any] = field(default_factory=dict)  # values for the next questions
-    enriched: dict[str, str] = field(default_factory=dict)  # filled descriptions with the answer's extra words
-    heard: Any = None  # what the execution memory keeps of it
-    declined: bool = False  # a "no" to a remembered default
-
-
 @dataclass
 class AgentEnv:
     """What an agent needs from the workspace."""
@@ -102,6 +79,10 @@ class AgentEnv:
     result_values: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # sop id -> tool field -> values
     commerce: Commerce | None = None  # the store's item behaviour, when it sells from an inventory
     changing_tools: frozenset[str] = frozenset()  # tools declared with side effects (they change the world)
+    answers: AnswerReader = field(init=False)  # reads messages against these SOPs (shared by the agents)
+
+    def __post_init__(self) -> None:
+        self.answers = AnswerReader(self.brain, self.slot_types, lambda: self.today(), self.result_values)
 
 
 class SpecialistAgent:
@@ -110,14 +91,14 @@ class SpecialistAgent:
     def __init__(self, decl: AgentDecl, env: AgentEnv) -> None:
         self.decl = decl
         self.env = env
-        self._label_cache: dict[str, dict[str, set[str]]] = {}
-        # per message, the values it labels for each SOP (a turn reads one message for several SOPs; keyed by
-        # the text, so turns running at the same time never read each other's)
-        self._named: dict[str, dict[str, list[Labelled]]] = {}
+        self.reader = env.answers  # what a message gives the SOP (core.understanding.answers)
 
     @property
     def name(self) -> str:
         return self.decl.name
+
+    def types(self, sop: Sop) -> dict[str, SlotType]:
+        return self.env.slot_types.get(sop.id, {})
 
     def changed_world(self, goal: Goal, sop: Sop) -> bool:
         """Whether a step of the goal ran a tool that changes the world (a booking made, a ticket opened)
@@ -126,108 +107,10 @@ class SpecialistAgent:
         return any(n.tool in self.env.changing_tools and n.label in done for n in sop.nodes.values())
 
     # ------------------------------------------------------------------ answers
-    def types(self, sop: Sop) -> dict[str, SlotType]:
-        return self.env.slot_types.get(sop.id, {})
-
-    def answer_values(self, goal: Goal, sop: Sop, text: str, *, typed_only: bool = False) -> dict[str, Any]:
-        """Valid values a message gives for the pending ask's slots (free text left out when ``typed_only``)."""
-        node = sop.node(goal.pending)
-        if node is None or not node.asks:
-            return {}
-        types = self.types(sop)
-        named, rest = self.labelled(sop, text)
-        values: dict[str, Any] = {}
-        for p in node.fills:
-            st = types.get(p.name)
-            if st is None or (typed_only and st.kind == "text"):
-                continue
-            if p.name in named:  # "Username: jdoe41": the label says which slot
-                values[p.name] = named[p.name]
-                continue
-            if named and (not T.tokens(rest) or (st.kind == "text" and len(node.fills) > 1)):
-                continue  # every word was labelled for other slots; in a labelled list, free text has its label
-            if st.kind == "text" and not T.tokens(text) and (
-                    T.is_thanks(text) or T.is_greeting(text) or T.is_farewell(text)):
-                continue  # "thanks!" is not a name or a description
-            val = extract(st, self._dated(st, rest), asked=True, candidates=offered(goal))
-            if val is None and st.kind == "choice":  # "เอาอันที่ถูกกว่า", "เอา Samsung": by price, or a brand one has
-                val = picked_offer(rest, offered(goal))
-            if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
-                labels = self._labels(sop)
-                others = {w for name, ws in labels.items() if name != p.name for w in ws}
-                val = labelled_text(rest, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
-                val = handle_value(str(val), p.name) if st.handle and val else val
-            if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
-                val = accepted_value(goal.slots, p.name, text)
-            if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
-                values[p.name] = val
-        values = _own_words(_own_mentions(values, types, sop, text), types)
-        listed = self._by_position(node, types, rest) if len(node.fills) > 1 and not named else {}
-        if len(listed) > len(values):  # "55120934, 1011 AB" to "your account number and postcode"
-            values = listed
-        for name, val in proposed_values(self.env.brain, node, text).items():  # a model's checked reading wins
-            st = types.get(name)
-            if st is not None and not (typed_only and st.kind == "text") \
-                    and (validate(st, val) or (st.kind in ("boolean", "choice") and val is False)):
-                values[name] = val
-        return values
-
-    def default_answer(self, goal: Goal, sop: Sop, text: str) -> AnswerReading | None:
-        """"No idea, whatever is normal" to a question that says what it uses then ("if you don't know, I'll
-        book the standard two nights"): that value, as the answer; None when the customer is not unsure or the
-        question states no default."""
-        node = sop.node(goal.pending)
-        if node is None or len(node.fills) != 1 or not (T.UNSURE.search(text) or T.is_unable(text)):
-            return None
-        p = node.fills[0]
-        st = self.types(sop).get(p.name)
-        value = stated_default(st, p.name, [node.message, node.expects, node.text]) if st else None
-        if value is None:
-            return None
-        return AnswerReading(node.id, {p.name: value}, True, heard={p.name: value, "default": True})
-
-    def _by_position(self, node: Node, types: dict[str, SlotType], text: str) -> dict[str, Any]:
-        """An answer that lists as many items as the question asks values, in its order ("55120934, 1011 AB"
-        to "the account number and the postcode"): each item read as its slot's answer; empty unless every
-        item gives its slot a valid value."""
-        items = [i for i in T.list_items(text) if i.strip(" .")]
-        if len(items) != len(node.fills):
-            return {}
-        out: dict[str, Any] = {}
-        for p, item in zip(node.fills, items, strict=True):
-            st = types.get(p.name)
-            if st is None:
-                return {}
-            val = extract(st, item.strip(" ."), asked=True)
-            if not validate(st, val):
-                return {}
-            out[p.name] = val
-        return out
-
     def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
         """Interpret a reply to the pending ask: True valid, False invalid, None when nothing is pending."""
-        reading = self.read_answer(goal, sop, text)
+        reading = self.reader.read_answer(goal, sop, text)
         return None if reading is None else self.take_answer(goal, sop, reading, turn)
-
-    def read_answer(self, goal: Goal, sop: Sop, text: str) -> AnswerReading | None:
-        """What a reply gives the pending ask, read before anything changes: its slots' values, values the
-        reply gives beyond the question for the next ones, words that add to filled descriptions, and
-        whether it turns down a remembered default. None when nothing is pending."""
-        node = sop.node(goal.pending)
-        if node is None or not node.asks:
-            return None
-        required = [p.name for p in node.fills if not p.optional]
-        # a question asking several values may be answered in parts ("ann@example.com", then "Ann Lee")
-        held = {p.name for p in node.fills if len(node.fills) > 1 and not _unknown(goal, p.name)}
-        values = self.answer_values(goal, sop, text)
-        if not (values and all(r in values or r in held for r in required)):  # typos: "the firrst one"
-            values = self.answer_values(goal, sop, self.env.brain.correct(text)) or values
-        ok = bool(values) and all(r in values or r in held for r in required)
-        if not ok:
-            return AnswerReading(node.id, values, False, heard=self.env.brain.correct(text),
-                                 declined=takes_offer(text) is False)
-        return AnswerReading(node.id, values, True, ahead=self._ahead(goal, sop, node, text, values),
-                             enriched=self._leftover(goal, sop, text, values), heard=values)
 
     def take_answer(self, goal: Goal, sop: Sop, reading: AnswerReading, turn: int) -> bool:
         """Act on a reply read by :meth:`read_answer`: the execution memory notes it; a complete answer
@@ -244,68 +127,11 @@ class SpecialistAgent:
         if reading.ok:
             goal.slots.update(reading.values)
             goal.slots.update(reading.enriched)
-            goal.slots.update({k: v for k, v in reading.ahead.items() if _unknown(goal, k)})
+            goal.slots.update({k: v for k, v in reading.ahead.items() if unknown(goal, k)})
             goal.attempts.pop(node.id, None)
             goal.pending = None
             goal.step = node.next
         return reading.ok
-
-    def _leftover(self, goal: Goal, sop: Sop, text: str, values: dict[str, Any]) -> dict[str, str]:
-        """Extra words in an answer enrich already-filled free-text slots (e.g. the symptom)."""
-        rest = text
-        for v in values.values():
-            if isinstance(v, str):
-                rest = rest.replace(v, " ")
-        types = self.types(sop)
-        parts = [q for p in T.CLAUSE_BREAK.split(rest) if p for q in re.split(r"[,;]\s*", p) if q.strip()]
-        rest = " ".join(p for p in parts if not any(  # the words a value was read from are not extra detail
-            k in types and extract(types[k], p, asked=True) == v for k, v in values.items()))
-        if len(T.tokens(rest)) < 2:
-            return {}
-        return {name: f"{goal.slots[name]}; {rest.strip(' ,.;')}" for name, st in types.items()
-                if st.kind == "text" and st.describes and name in goal.slots and name not in values}
-
-    def slot_words(self, sop: Sop) -> set[str]:
-        """The words that name what the SOP asks for: its slot names and the words of its questions
-        ("budget" in "ask user for budget"), so they are read as labels, not as wishes."""
-        names = {w for n in sop.slot_names() for w in re.split(r"[_\W]+", n.lower()) if w}
-        return names | {w for ws in self._labels(sop).values() for w in ws}
-
-    def _labels(self, sop: Sop) -> dict[str, set[str]]:
-        """Per slot of an ask, the words only that question uses ("maiden", "pet"): how a customer names
-        the answer they give ("my mother's maiden name is Wong")."""
-        if sop.id not in self._label_cache:
-            asks = [n for n in sop.nodes.values() if n.asks and n.fills]
-            topics = {n.id: _topic_words(n) for n in asks}
-            counts = Counter(w for ws in topics.values() for w in ws)
-            self._label_cache[sop.id] = {p.name: {w for w in topics[n.id] if counts[w] == 1}
-                                         for n in asks for p in n.fills}
-        return self._label_cache[sop.id]
-
-    def _dated(self, st: SlotType, text: str) -> str:
-        """For a slot of listed options (weekdays among them), "tomorrow" also as the weekday it is."""
-        return T.name_days(text, self.env.today()) if st.kind == "option" else text
-
-    def _ahead(self, goal: Goal, sop: Sop, node: Node, text: str, values: dict[str, Any]) -> dict[str, Any]:
-        """What an answer gives beyond the question, for the next questions when it fits their type
-        ("85731890, 3100" to the account number: the PIN asked next is 3100)."""
-        rest = text
-        for v in values.values():
-            rest = rest.replace(str(v), " ", 1)
-        if not re.search(r"\d|[A-Z]", rest):
-            return {}
-        types = self.types(sop)
-        ahead: dict[str, Any] = {}
-        for ask in _asks_ahead(sop, node):
-            for p in ask.fills:
-                st = types.get(p.name)
-                if st is None or st.kind not in AHEAD_KINDS or not _unknown(goal, p.name) or p.name in ahead:
-                    continue
-                val = extract(st, self._dated(st, rest), asked=True)
-                if validate(st, val):
-                    ahead[p.name] = val
-                    rest = rest.replace(str(val), " ", 1)
-        return ahead
 
     def skip_unanswerable(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool:
         """The customer cannot give what the pending question asks ("I've forgotten the passcode"). When the SOP
@@ -320,26 +146,8 @@ class SpecialistAgent:
     def note_unavailable(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any]) -> list[str]:
         """Note the slots a message says the customer cannot give (:meth:`unavailable_named`): when the
         flow reaches such a question it takes the SOP's way for a missing answer instead of asking."""
-        out = self.unavailable_named(goal, sop, text, given)
+        out = self.reader.unavailable_named(goal, sop, text, given)
         goal.unavailable += out
-        return out
-
-    def unavailable_named(self, goal: Goal, sop: Sop, text: str, given: dict[str, Any]) -> list[str]:
-        """Slots a message says the customer cannot give, before they are asked ("I don't remember my
-        account number"): named by a word only that question uses (not those ``given``, known or noted)."""
-        if not T.is_unable(text) or (not goal.memory and any(T.is_unable(t) for t in sop.triggers)):
-            return []  # an SOP asked for with "I can't find my card" is about the lost card, not a refusal
-        said = {T.singular(w) for w in T.words(text)}
-        asks = [n for n in sop.nodes.values() if n.asks and n.fills]
-        topics = {n.id: _topic_words(n) for n in asks}
-        counts = Counter(w for ws in topics.values() for w in ws)
-        out: list[str] = []
-        for n in asks:
-            if not {w for w in topics[n.id] if counts[w] == 1} & said:
-                continue
-            for p in n.fills:
-                if p.name not in given and _unknown(goal, p.name) and p.name not in goal.unavailable + out:
-                    out.append(p.name)
         return out
 
     def can_skip(self, goal: Goal, sop: Sop) -> bool:
@@ -369,99 +177,6 @@ class SpecialistAgent:
         goal.attempts.pop(node.id, None)
         goal.pending, goal.step = None, node.next
         goal.status = GoalStatus.ACTIVE
-
-    def _only_missing_number(self, goal: Goal, sop: Sop, name: str) -> bool:
-        """Whether ``name`` is the one number-like slot the customer said they could not give (and still
-        has no value): a bare number later ("maybe try 9503") is then most likely it."""
-        types = self.types(sop)
-        numeric = [n for n in goal.unavailable if _unknown(goal, n) and n in types
-                   and types[n].kind in ("number", "digits", "phone")]
-        return numeric == [name]
-
-    def labelled(self, sop: Sop, text: str) -> tuple[dict[str, Any], str]:
-        """The values a message labels for this SOP's slots ("zip is 10023, username jdoe41"), and the
-        message without the words of every value it labels for any SOP's slots (what the slots without a
-        label read theirs from)."""
-        named = self._named.get(text)
-        if named is None:
-            named = {sid: labelled_values(text, types) for sid, types in sorted(self.env.slot_types.items())}
-            if len(self._named) > 64:
-                self._named.clear()
-            self._named[text] = named
-        spans = sorted({(f.start, f.end) for found in named.values() for f in found})
-        own = {f.slot: f.value for f in named.get(sop.id, []) if f.slot not in SESSION_SLOTS}
-        return own, blank(text, spans)
-
-    def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
-        """Slot values a message gives without being asked (budget up front, a brand, a category)."""
-        whole = text  # a description keeps every word of the message, labelled values among them
-        named, text = self.labelled(sop, text)
-        found: dict[str, Any] = dict(named)
-        corrected = self.env.brain.correct(text)  # "a mouse uner 1000": the typo'd "under" still counts
-        for name, st in self.types(sop).items():
-            if name in SESSION_SLOTS or name in found:
-                continue
-            if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
-                said = whole.strip() if opening and st.describes and name not in goal.slots \
-                    and _describes_more(self.env.brain.correct(whole), sop) else \
-                    name_given(text) if st.person else None  # or "my pet was Molly"
-                said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
-                said = said or (route_value(text, name) if not st.describes and not st.person else None)
-                said = handle_value(said, name) if st.handle and said else said
-                if said:
-                    found[name] = said
-                continue
-            if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my PIN is 0314",
-                val = labelled_value(st, name, text)  # or the one number the customer could not give before
-                if not validate(st, val) and (st.kind == "phone" and st.region or st.kind == "digits"):
-                    val = extract(st, text, asked=False)  # a phone number valid in the store's region, labelled or
-                    #                                       not ("085 123 4567"), or a long code of its exact length
-                if not validate(st, val) and self._only_missing_number(goal, sop, name) and _lone_number(text):
-                    val = extract(st, str(_lone_number(text)), asked=True)
-                if validate(st, val):
-                    found[name] = val
-                continue
-            if st.kind not in ("money", "category", "brand", "model", "email", "id", "option", "date"):
-                continue
-            val = extract(st, self._dated(st, text), asked=False)
-            if not validate(st, val) and corrected != text:
-                val = extract(st, corrected, asked=False)
-            if validate(st, val):
-                found[name] = val
-        return _own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
-
-    def replaced_value(self, goal: Goal, sop: Sop, said: str, text: str) -> dict[str, Any]:
-        """A correction that names the value it replaces ("make that the 14th, not the 12th"): the filled slot
-        whose value the ruled-out words give, with the new value the rest of the message gives it (read as
-        an answer to its question); empty when no filled slot holds the ruled-out value."""
-        gone = "".join(c if s == " " and c != " " else " " for c, s in zip(text, said, strict=True))
-        for name, st in sorted(self.types(sop).items()):
-            old = goal.slots.get(name)
-            if old in (None, "") or st.kind in ("text", "boolean", "choice"):
-                continue
-            if extract(st, gone, asked=True) != old:
-                continue
-            new = extract(st, said, asked=True)
-            if validate(st, new) and new != old:
-                return {name: new}
-        return {}
-
-    def corrected_text(self, goal: Goal, sop: Sop, text: str) -> tuple[str, str] | None:
-        """"Sorry, I meant Spain, not Portugal" while the next question waits: the free-text answer given
-        last and its new value (the message without its correction words and what it rules out); None
-        when the answer given last was not free text or the message holds no new value."""
-        types = self.types(sop)
-        for entry in reversed(goal.memory):
-            node = next((n for n in sop.nodes.values() if n.asks and n.label == entry.action), None)
-            if node is None or entry.feedback != "success":
-                continue
-            names = [p.name for p in node.fills if p.name in types and types[p.name].kind == "text"
-                     and not types[p.name].describes and not types[p.name].person]
-            if not names:
-                return None
-            value = correction_value(text)
-            return (names[0], value) if value and value != goal.slots.get(names[0]) else None
-        return None
 
     def apply_correction(self, goal: Goal, sop: Sop, changes: dict[str, Any]) -> list[str]:
         """New values for slots the flow already used: update and rewind to where they are first needed."""
@@ -547,10 +262,10 @@ class SpecialistAgent:
                 # it did not use is what a result must show ("sunny"), not a filter
                 shown = {**named, **{k: v for k, v in (given or {}).items()
                                      if k in types and types[k].kind == "option"}}
-                want = {k: v for k, v in shown.items() if k != name and _unknown(goal, k)}
+                want = {k: v for k, v in shown.items() if k != name and unknown(goal, k)}
                 goal.slots.update({k: v for k, v in shown.items() if k != name and k not in want})
                 args = {T.squash(a) for a, src in node.arg_map.items()  # the inputs the last call sent
-                        if not (src.startswith("context.") and _unknown(goal, strip_context(src)))}
+                        if not (src.startswith("context.") and unknown(goal, strip_context(src)))}
                 avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and T.squash(k) not in args}
                 goal.slots[SEARCH_KEY] = {"node": node.id, "slot": name, "tried": [current], "want": want,
                                           "avoid": avoid}
@@ -558,20 +273,6 @@ class SpecialistAgent:
                 goal.step, goal.pending = node.id, None
                 return name
         return None
-
-    def named_values(self, sop: Sop, text: str) -> dict[str, str]:
-        """Option values a message names, by slot ("rain" -> Raining)."""
-        out = {}
-        said = {T.stem(w) for w in T.words(text)}
-        types = self.types(sop)
-        known = {T.squash(n) for n in types}
-        vocabs = {**{k: v for k, v in self.env.result_values.get(sop.id, {}).items() if T.squash(k) not in known},
-                  **{name: st.vocab for name, st in types.items() if st.kind == "option"}}
-        for name, vocab in vocabs.items():
-            hit = next((v for v in vocab if T.stem(v) in said or f" {v.lower()} " in f" {text.lower()} "), None)
-            if hit is not None:
-                out[name] = hit
-        return out
 
     def _search_on(self, goal: Goal, sop: Sop, resp: AgentRunResponse) -> bool:
         """After each call of a search: stop when the result answers, else call again with the next
@@ -642,10 +343,10 @@ class SpecialistAgent:
 
     def _action(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
         if node.asks:
-            missing = [p.name for p in node.fills if not p.optional and _unknown(goal, p.name)]
+            missing = [p.name for p in node.fills if not p.optional and unknown(goal, p.name)]
             if not missing and node.fills:
                 resp.decisions.append(f"skip {node.label!r}: already known")
-                known = {p.name: goal.slots.get(p.name) for p in node.fills if not _unknown(goal, p.name)}
+                known = {p.name: goal.slots.get(p.name) for p in node.fills if not unknown(goal, p.name)}
                 # remembered as answered: a decision right after it is judged on these values
                 goal.memory.append(MemoryEntry(action=node.label, observation=known, feedback="success",
                                                turn=req.turn))
@@ -688,12 +389,12 @@ class SpecialistAgent:
     def _request_tool(self, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> None:
         """Ask for a missing input first; else request the step's tool (one counted run of the step)."""
         facts = self._facts(goal)  # a tool takes what earlier tools returned by the param's name ("context.total")
-        found = {p.name: facts[p.name] for p in node.params if _unknown(goal, p.name)
+        found = {p.name: facts[p.name] for p in node.params if unknown(goal, p.name)
                  and facts.get(p.name) not in (None, "")}
         if found:
             goal.slots.update(found)
             resp.decisions.append(f"{', '.join(found)} for {node.label!r} from an earlier result")
-        missing = [p.name for p in node.params if not p.optional and _unknown(goal, p.name)]
+        missing = [p.name for p in node.params if not p.optional and unknown(goal, p.name)]
         if missing:
             asker = self._asker_for(sop, missing[0], before=node.id)
             if asker is not None:
@@ -752,7 +453,7 @@ class SpecialistAgent:
         for p in node.fills:
             st = types.get(p.name)
             about = f"{p.name} {node.expects}"
-            rng = remembered_range(st.kind, about, prefs) if st is not None and _unknown(goal, p.name) else None
+            rng = remembered_range(st.kind, about, prefs) if st is not None and unknown(goal, p.name) else None
             if rng is not None:
                 return offer_question(goal.slots, p.name, rng, self.env.currency)
         return ""
@@ -821,12 +522,12 @@ class SpecialistAgent:
             args = {}
             for k, src in node.arg_map.items():
                 if src.startswith("context.") and strip_context(src) in optional \
-                        and _unknown(goal, strip_context(src)):
+                        and unknown(goal, strip_context(src)):
                     continue  # an optional input left out of the call while unknown
                 args[k] = lookup(goal.slots, src) if src.startswith("context.") \
                     else fill_template(src, goal.slots) if TEMPLATE_REF.search(src) else src
         else:
-            args = {p.name: goal.slots[p.name] for p in node.params if not _unknown(goal, p.name)}
+            args = {p.name: goal.slots[p.name] for p in node.params if not unknown(goal, p.name)}
         commerce = self.env.commerce
         if commerce is not None and node.tool == commerce.search_tool:
             return commerce.search_args(args, self.env.tool_params.get(node.tool, set()), prefs, goal)
@@ -1003,40 +704,6 @@ def go_back_target(goal: Goal, sop: Sop, text: str) -> Node | None:
     return target if score(target)[0] else max(answered, key=lambda n: _last_success(goal, n.label))
 
 
-def _lone_number(text: str) -> str | None:
-    """The number a message gives on its own ("maybe try 9503", "either 3100 or 5380": the first of
-    alternatives of one length), not one inside a date or an id."""
-    found = re.findall(r"(?<![\w/.:-])\d+(?![\w/:-]|\.\d)", text)
-    return found[0] if found and len({len(f) for f in found}) == 1 else None
-
-
-AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money", "date"})
-TOPIC_NOISE = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "right", "please", "could",
-                         "provide", "tell", "give", "share", "enter", "well", "also", "now"})
-
-
-def _topic_words(node: Node) -> set[str]:
-    """The words an ask is about: its slots' names, what a valid answer is, its question."""
-    text = " ".join([*(p.name.replace("_", " ") for p in node.fills), node.expects, node.message or node.text])
-    return {T.singular(w) for w in T.tokens(text.replace("'s", "")) if w.isalpha() and len(w) > 1} - TOPIC_NOISE
-
-
-def _asks_ahead(sop: Sop, node: Node, limit: int = 3) -> list[Node]:
-    """The next questions after a step, along the flow's main line (first branches), up to a tool call."""
-    out: list[Node] = []
-    seen: set[str] = set()
-    nid = node.next
-    while nid and nid not in seen and len(out) < limit:
-        seen.add(nid)
-        nxt = sop.nodes.get(nid)
-        if nxt is None or nxt.kind == "end" or "api_call" in nxt.kinds:
-            break
-        if nxt.asks:
-            out.append(nxt)
-        nid = nxt.branches[0].target if nxt.kind == "decision" and nxt.branches else nxt.next
-    return out
-
-
 SEARCH_KEY = "_search"
 """Slot holding a search over an ordered slot's values in progress (see ``start_search``)."""
 
@@ -1063,31 +730,6 @@ def _answers(result: Any, want: dict[str, str], avoid: dict[str, str]) -> bool:
     return any(values.get(T.squash(k)) != str(v).lower() for k, v in avoid.items()) if avoid else True
 
 
-def _describes_more(text: str, sop: Sop) -> bool:
-    """Whether an opening message describes something beyond asking for the SOP ("someone took $500
-    from my account", "when are you open?", not "I need to report a fraud on my account")."""
-    greeting = T.GREETING.match(text.strip())
-    text = text.strip()[greeting.end():] if greeting else text  # "good morning, ..." describes nothing yet
-    named = {T.stem(w) for w in T.tokens(sop.title)} | _request_words(sop)
-    rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS
-            and w not in REQUEST_WORDS and "'" not in w]  # "I'd like to submit a report"
-    return len(rest) >= DESCRIPTION_WORDS or (bool(rest) and T.is_question(text) and not T.is_request(text))
-
-
-DESCRIPTION_WORDS = 2
-
-
-def _request_words(sop: Sop) -> set[str]:
-    """The word stems most of an SOP's trigger examples share (at least two, and half of them): how
-    customers ask for the SOP ("bike" in a repair shop's), not what they describe ("brakes", "broken")."""
-    counts: dict[str, int] = {}
-    for trigger in sop.triggers:
-        for stem in {T.stem(w) for w in T.tokens(trigger)}:
-            counts[stem] = counts.get(stem, 0) + 1
-    return {stem for stem, n in counts.items() if n >= max(2, len(sop.triggers) / 2)}
-REQUEST_WORDS = frozenset("submit file make create raise lodge do like".split())
-
-
 def _invited_values_given(goal: Goal, sop: Sop, node: Node) -> list[str]:
     """The values a message step only invites, when the customer already gave some: a message with no
     placeholders right before a tool, naming optional inputs of it and no required one ("you can narrow
@@ -1100,11 +742,7 @@ def _invited_values_given(goal: Goal, sop: Sop, node: Node) -> list[str]:
     named = [p for p in nxt.params if {T.stem(w) for w in p.name.split("_")} & said]
     if not named or any(not p.optional for p in named):
         return []
-    return [p.name for p in named if not _unknown(goal, p.name)]
-
-
-def _unknown(goal: Goal, name: str) -> bool:
-    return lookup(goal.slots, name) in (None, "")
+    return [p.name for p in named if not unknown(goal, p.name)]
 
 
 def _clear_from(goal: Goal, sop: Sop, ask: Node) -> None:
@@ -1132,43 +770,6 @@ def _last_success(goal: Goal, action: str) -> int:
         if goal.memory[i].action == action and goal.memory[i].feedback == "success":
             return i
     return -1
-
-
-def _own_mentions(values: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: str, *,
-                  drop_unplaced: bool = False) -> dict[str, Any]:
-    """Questions that list the same options ("arrival day", "departure day") each take the mention in
-    their own place, in the order the SOP asks them ("from the 2nd until the 5th": arrival 2nd,
-    departure 5th), not all the first one. ``drop_unplaced``: a slot whose place has no mention loses
-    its value (the message did not give it)."""
-    out = dict(values)
-    for name in values:
-        st = types.get(name)
-        if st is None or st.kind != "option":
-            continue
-        group = [n for n in sop.slot_names() if (o := types.get(n)) is not None and o.kind == "option"
-                 and o.vocab == st.vocab]
-        said = option_mentions(text, st.vocab)
-        if len(group) < 2 or len(said) < 2:
-            continue
-        place = group.index(name)
-        if place < len(said):
-            out[name] = said[place]
-        elif drop_unplaced:
-            out.pop(name)
-    return out
-
-
-GENERIC_KINDS = frozenset({"text", "name"})  # kinds that would take any words, a typed value's too
-
-
-def _own_words(values: dict[str, Any], types: dict[str, SlotType]) -> dict[str, Any]:
-    """One question asking several values ("your name and email"): each slot from its own words. A value
-    a typed slot took (an email, a phone, a date) is not also the name or the text of another slot."""
-    typed = [str(v).lower() for k, v in values.items() if k in types and types[k].kind not in GENERIC_KINDS
-             and isinstance(v, str)]
-    return {k: v for k, v in values.items() if not (k in types and types[k].kind in GENERIC_KINDS
-                                                    and isinstance(v, str) and typed
-                                                    and any(t in v.lower() for t in typed))}
 
 
 def _held(goal: Goal, node: Node) -> bool:

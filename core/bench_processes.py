@@ -4,7 +4,9 @@ Each worker builds its own engine on a shared SQLite database and sends conversa
 through a side-effecting tool, on one shared session (``--same-session``) or on one session each. The
 figures: errors that reached the caller, turns taken (committed with a trace), turns the engine asked the
 customer to send again, turns lost (a normal reply whose turn was never stored), side-effect runs with no
-committed record of them (orphans), and throughput (turns per second over all workers).
+committed record of them (orphans), tickets the customers were told of (each must be one run: on a shared
+session, conversations interleave, so a run per conversation is not a given, but a run per ticket told is),
+and throughput (turns per second over all workers).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def write_workspace(root: Path) -> Path:
 
 def _worker(args: tuple[str, str, str, int, int, Any, Any]) -> None:
     workspace, state_url, session, conversations, worker, barrier, results = args
-    out: dict[str, Any] = {"sent": 0, "errors": 0, "resend": 0, "replies": 0, "error_text": "",
+    out: dict[str, Any] = {"sent": 0, "errors": 0, "resend": 0, "replies": 0, "told": 0, "error_text": "",
                            "started": time.time(), "ended": time.time(), "taken": []}
     try:
         from core.build import build_orchestrator
@@ -108,6 +110,7 @@ def _worker(args: tuple[str, str, str, int, int, Any, Any]) -> None:
                 out["error_text"] = f"{type(exc).__name__}: {exc}"
                 continue
             out["resend" if reply == busy else "replies"] += 1
+            out["told"] += reply.count("Ticket T-")  # the customer was told a ticket is open
             if reply != busy:
                 out["taken"].append(text)  # the customer was answered: the turn must be stored, once
     out["ended"] = time.time()
@@ -183,7 +186,8 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
         "version_gaps": gaps,
         "errors": sum(r["errors"] for r in got), "resend": sum(r["resend"] for r in got),
         "taken": len(traces), "lost": replies - len(traces), "incidents": incidents,
-        "tool_runs": runs, "orphans": runs - recorded, "seconds": round(elapsed, 2),
+        "tool_runs": runs, "orphans": runs - recorded,
+        "tickets_told": sum(r.get("told", 0) for r in got), "seconds": round(elapsed, 2),
         "turns_per_s": round(len(traces) / elapsed, 1) if elapsed > 0 else 0.0,
         "error_text": next((r["error_text"] for r in got if r["error_text"]), ""),
     }
@@ -193,6 +197,6 @@ def format_result(r: dict[str, Any]) -> str:
     line = (f"{r['processes']} process(es) on {r['sessions']} session(s): {r['sent']} turns sent, "
             f"{r['taken']} taken, {r['resend']} asked to resend, {r['errors']} errors reached the caller, "
             f"{r['lost']} lost, {r['duplicated']} stored twice; "
-            f"side-effect runs {r['tool_runs']}, orphans {r['orphans']}; "
+            f"side-effect runs {r['tool_runs']} (tickets told {r['tickets_told']}), orphans {r['orphans']}; "
             f"{r['turns_per_s']} turns/s ({r['seconds']} s)")
     return line + (f"\n  first error: {r['error_text']}" if r["error_text"] else "")

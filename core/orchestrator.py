@@ -97,7 +97,8 @@ class Orchestrator:
         self.languages = languages
         self.polite_particle = polite_particle  # how the store's Thai sentences close (ครับ / ค่ะ)
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
-        self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce)  # what a message says, by the rules
+        answers = next((a.env.answers for a in agents.values()), None)  # one reading of values, the agents' own
+        self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce, answers)  # what a message says
         self.processor = CommandProcessor(sops=self.sops, agent_of=self._sop_agent, gateway=gateway,
                                           max_steps=settings.max_steps_per_turn, commerce=commerce, greeting=greeting)
         self.processor.before_change = lambda t, tool, args, key: self.store.note_side_effect(

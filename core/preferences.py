@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
+from core import lexicons as LEX
 from core import text as T
 from core.memory.base import PreferenceUpdate
 from core.slots import Vocabulary
 
-LIKE = r"(?:i (?:really )?(?:like|love|prefer|trust)|big fan of|fan of|i'?m into|go for|only)"
-DISLIKE = r"(?:no|not|never|avoid|hate|dislike|don't like|do not like|don't want|do not want|anything but|except|" \
-          r"without|nothing from|not a fan of|i'?m not into)"
+LIKE = f"(?:{LEX.alternation('likes') or '(?!x)x'})"  # the language files' words for liking and ruling out
+DISLIKE = f"(?:no|never|{LEX.alternation('excludes')}|{LEX.alternation('not_wanted')})"
 SHORT = re.compile(r"\b(keep it (short|brief)|short answers?|be (brief|concise)|briefly|tl;?dr|just the (top|best)|"
                    r"short and sweet|in short|less text)\b", re.I)
 DETAILED = re.compile(r"\b(in detail|detailed|more details?|explain (everything|fully)|full comparison|"
@@ -19,14 +19,14 @@ DETAILED = re.compile(r"\b(in detail|detailed|more details?|explain (everything|
 
 def extract_preferences(message: str, vocab: Vocabulary) -> PreferenceUpdate:
     """Brands liked and disliked, wanted features, budget range and answer style in one message."""
-    low = message.lower()
+    low = LEX.segment(message.lower())  # Thai words spaced, so "ไม่เอา Samsung" reads like "not Samsung"
     liked, disliked = [], []
     for brand in vocab.brands:
         b = re.escape(brand.lower())
-        if re.search(rf"\b{DISLIKE}\s+(?:\w+\s+){{0,2}}{b}\b", low) or re.search(rf"\b{b}\b[^.,;]*\b(sucks|is bad|"
-                                                                                  rf"please no)\b", low):
+        if re.search(rf"{T.L0}{DISLIKE}\s+(?:[\w'-]+\s+){{0,2}}{b}{T.L1}", low) \
+                or re.search(rf"\b{b}\b[^.,;]*\b(sucks|is bad|please no)\b", low):
             disliked.append(brand)
-        elif re.search(rf"\b{LIKE}\s+(?:\w+\s+){{0,2}}{b}\b", low) or re.search(rf"\b{b}\s+fan\b", low):
+        elif re.search(rf"{T.L0}{LIKE}\s+(?:[\w'-]+\s+){{0,2}}{b}{T.L1}", low) or re.search(rf"\b{b}\s+fan\b", low):
             liked.append(brand)
     lasting = re.search(r"\b(i (really )?(like|prefer|love|need|always want|always buy)|i'?m into)\b", low)
     features = [f for f in vocab.features if lasting and re.search(rf"\b{re.escape(f)}\b", low)]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import render
+from core import text as T
 from core.agents import AgentRunRequest, AgentRunResponse, SpecialistAgent
 from core.brains.base import Perception
 from core.domain.commerce import Commerce
@@ -27,7 +28,7 @@ from core.memory.base import PreferenceSummary
 from core.models import Goal, GoalStatus, SessionState, ToolCall, Trace
 from core.replies import say
 from core.slots import PERSONAL_KINDS, find_option
-from core.sop.graph import SESSION_SLOTS, Sop
+from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.tools.gateway import ToolGateway, ToolScript
 from core.tools.kb import KB_TOOL
 from core.understanding import (
@@ -446,15 +447,31 @@ class CommandProcessor:
             t.trace.decisions.append(f"part of the pending question answered ({', '.join(t.partial)}): "
                                      "asking for the rest")
         elif node is not None:
-            expects = node.expects or "an answer to my question"
-            t.messages.append(self._say(t, "didnt_catch", expects=_article(expects)))
+            t.messages.append(self._say(t, "didnt_catch"))
             t.trace.decisions.append("answer did not fit the pending question: asking again")
         else:
             t.trace.decisions.append("answer did not fit the pending question: asking again")
         if node is not None:
             goal.step = node.id
             goal.pending = None
+        at = len(t.messages)
         self._run_active(t)
+        if node is not None and not t.partial and goal.pending == node.id:
+            self._say_what_fits(t, node, t.messages[at:])
+
+    def _say_what_fits(self, t: Turn, node: Node, asked: list[str]) -> None:
+        """A question asked again says what answer fits once, in a sentence: a hint the question already
+        shows is not repeated; one that names what is needed ("the 8-digit account number") is said as "I
+        need ..."; any other is shown after the question, as the first ask would."""
+        hint = T.flat_hint(node.expects)
+        if not hint or any(_shows(q, hint) for q in asked):
+            return
+        if t.reading.language == "en" and not _article(hint).startswith(("a ", "an ", "the ", "one ", "your ")):
+            last = len(t.messages) - 1
+            if asked and t.messages[last] == asked[-1] and asked[-1].rstrip().endswith("?"):
+                t.messages[last] = f"{asked[-1].rstrip()} ({hint})"
+                return
+        t.messages[len(t.messages) - len(asked) - 1] = self._say(t, "didnt_catch_need", expects=_article(hint))
 
     def _doubt(self, t: Turn, goal: Goal, sop: Sop, side: list[Command]) -> None:
         """Paper §3: answer a question asked instead of an answer, then ask the pending question again."""
@@ -601,6 +618,9 @@ class CommandProcessor:
         elif act == "thanks":
             t.trace.act = "thanks"
             t.messages.append(self._say(t, "welcome_more"))
+        elif act == "declined":  # "nah, I don't want the upgrade": nothing is done, something else may be
+            t.trace.act = "offer_more"
+            t.messages.append(self._say(t, "declined_more"))
         elif act == "reaction" and self.just_finished(t.state):  # a reaction to what we just did ("Good idea.")
             t.trace.act = "offer_more"
             t.messages.append(self._say(t, "glad_more"))
@@ -804,6 +824,12 @@ SOCIAL = {"frustration": "sorry_frustrating", "greeting": "hello_short", "thanks
 
 def _first(commands: list[Command], kind: type[Command]) -> Any:
     return next((c for c in commands if isinstance(c, kind)), None)
+
+
+def _shows(question: str, hint: str) -> bool:
+    """Whether a question already shows a hint: most of the hint's words are in it."""
+    words = set(T.tokens(hint))
+    return bool(words) and len(words & set(T.tokens(question))) >= 0.8 * len(words)
 
 
 def _article(phrase: str) -> str:

@@ -413,12 +413,11 @@ def _category(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) 
 
 
 def _brand(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
-    low = msg.lower()
+    spaced = LEX.segment(msg.lower())  # "ไม่เอา Samsung" like "not Samsung": a brand ruled out is not the value
     for b in sorted(st.vocab, key=len, reverse=True):
-        m = re.search(rf"\b{re.escape(b.lower())}\b", low)
-        if m and not re.search(rf"\b(no|not|don't|dont|hate|avoid|except|without)\s+(\w+\s+)?{re.escape(b.lower())}",
-                               low):
-            return b
+        for m in re.finditer(rf"{T.L0}{re.escape(b.lower())}{T.L1}", spaced):
+            if T.excluded(spaced[: m.start()]) is None:
+                return b
     return None
 
 
@@ -431,6 +430,8 @@ def _model(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> 
         toks = part.split()
         for i, tok in enumerate(toks):
             if any(tok.lower() == b.lower() for b in st.vocab):
+                if T.excluded(LEX.segment(" ".join(toks[:i]).lower()) + " ") is not None:
+                    continue  # "not Samsung", "ไม่เอา Samsung": a brand ruled out names no model
                 model = [tok]
                 for nxt in toks[i + 1 : i + 4]:
                     if MODEL_TOKEN.match(nxt):
@@ -478,8 +479,10 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool =
     for c in cands:
         name_words = [w for w in T.words(str(c.get("name", ""))) if w not in T.STOPWORDS]
         brand = str(c.get("brand", "")).lower()
-        hits = [w for w in name_words if w != brand and re.search(rf"\b{re.escape(w)}\b", low)]
-        score = len(hits) / max(1, len(name_words))
+        found = [m for w in name_words if w != brand and (m := re.search(rf"\b{re.escape(w)}\b", low))]
+        if any(T.excluded(low[: m.start()]) is not None for m in found):
+            continue  # "not the Basilisk": ruled out, not picked
+        score = len(found) / max(1, len(name_words))
         if score > best_score:
             best, best_score = c, score
     if best is not None and best_score > 0:

@@ -230,6 +230,7 @@ NO = _lex("deny", start=True)
 WEAK_YES = _lex("weak_yes")
 NEGATIVE = _lex("negative")
 UNSURE = _lex("unsure")
+SAME = _lex("same_as_before")  # accepting a remembered value offered again
 LEAD_FILLER = re.compile(rf"^(?:({LEX.alternation('lead_filler')})[\s,.!]+(?=\S))+", re.I)
 CANCEL = _lex("cancel")
 CANCEL_ENDS = re.compile(rf"^\s*(?:[,.!;:]|$|({LEX.alternation('cancel_tail')}){L1})", re.I)
@@ -602,7 +603,9 @@ CLAUSE_BREAK = re.compile(rf"(?<=[.!?;])\s+|\s+(?:{LEX.alternation('clause_joine
                           rf"|,\s+(?=(?:{LEX.alternation('clause_request_starts') or '(?!x)x'}){L1})", re.I)
 
 
-EXCLUDED = re.compile(_lex("excludes").pattern + r"\s+(?:[\w'-]+\s+){0,2}$", re.I)
+_ALSO = rf"(?:,\s*)?(?:{LEX.alternation('list_joiners')}|{LEX.alternation('alternative_joiners') or '(?!x)x'})"
+EXCLUDED = re.compile(_lex("excludes").pattern + rf"\s+(?:[\w'-]+\s+){{0,2}}(?:{_ALSO}\s+(?:[\w'-]+\s+){{0,2}})*$",
+                      re.I)  # "not the Corsair or the " before "Razer": a list ruled out together
 
 
 def excluded(before: str) -> int | None:
@@ -627,6 +630,20 @@ REPLACES = _lex("replaces")
 def replaces(text: str) -> bool:
     """Whether a request comes instead of the running one ("forget the return, recommend a mouse instead")."""
     return bool(REPLACES.search(LEX.segment(text)))
+
+
+NOT_WANTED = re.compile(rf"\b(?:{LEX.alternation('not_wanted') or '(?!x)x'})\b[^,;.!?]*", re.I)
+
+
+def only_declines(text: str) -> bool:
+    """Whether a message does nothing but turn a wish down ("nah, I don't want the upgrade"): with what
+    each refusal covers taken out, no word asks for anything."""
+    t = LEX.segment(text)
+    rest = NOT_WANTED.sub(" ", t)
+    if rest == t:
+        return False
+    rest = NO.sub(" ", LEAD_FILLER.sub("", rest.strip()))
+    return not [w for w in tokens(rest) if w not in STOPWORDS and w not in GENERAL_WORDS]
 
 
 def is_request(text: str) -> bool:
@@ -725,3 +742,10 @@ class Aliases:
         if not self.pattern.search(spaced):
             return text
         return self.pattern.sub(lambda m: self.mapping.get(" ".join(m.group(0).lower().split()), m.group(0)), spaced)
+
+
+def flat_hint(hint: str) -> str:
+    """A hint as one phrase: its own parentheses flattened ("how many bags (one if unsure)" -> "how many
+    bags, one if unsure"), so it can stand inside a sentence or a pair of parentheses."""
+    flat = re.sub(r"\s*\(([^()]*)\)", r", \1", hint.strip())
+    return re.sub(r"\s+", " ", flat).strip(" ,.")

@@ -36,9 +36,15 @@ with tab_settings:
                                format_func=lambda c: f"{known[c]} ({c})", key="set_languages",
                                help="A message in another script gets a polite note naming these. "
                                     "None chosen: every language listed.")
+        particles = ["", "ครับ", "ค่ะ"]
+        if now["polite_particle"] not in particles:
+            particles.append(now["polite_particle"])
+        particle = st.selectbox("Thai polite particle", particles, index=particles.index(now["polite_particle"]),
+                                format_func=lambda p: p or "default (ครับ)", key="set_particle",
+                                help="How the agent closes its sentences to Thai customers: ครับ or ค่ะ.")
         if st.form_submit_button("Save settings", type="primary", icon=":material/save:"):
             try:
-                widgets.saved(pg.save_settings(name, currency, region, description, greeting, langs),
+                widgets.saved(pg.save_settings(name, currency, region, description, greeting, langs, particle),
                               "Store settings")
             except UserInputError as exc:
                 st.error(f"{exc} — nothing was changed.", icon=":material/error:")

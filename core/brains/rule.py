@@ -343,7 +343,8 @@ def question_from_action(action: str, expects: str, *, keep: list[int] | None = 
     if yes_no:
         q += " (yes or no)"
     elif re.search(r"\b(e\.g\.|for example|like|digit)", hint, re.I):
-        q += f" ({hint[0].lower() + hint[1:]})"
+        flat = T.flat_hint(hint)
+        q += f" ({flat[0].lower() + flat[1:]})"
     elif 2 <= len(options) <= 8 and not any(o.lower() in q.lower() for o in options):  # the answers to pick from
         q += f" ({', '.join(options[:-1])} or {options[-1]})"
     return q

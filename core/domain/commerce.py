@@ -97,6 +97,20 @@ def picked_offer(text: str, items: list[dict[str, Any]]) -> str | bool | None:
     return str(chosen.get("name") or chosen.get("sku")) if chosen else None
 
 
+def left_after_ruling_out(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The offered items a message leaves when it rules some out by brand or name ("I don't like Razer",
+    "ไม่เอา Samsung") and picks none; every item when it rules none out."""
+    spaced = LEX.segment(text.lower())
+    out = []
+    for item in items:
+        names = {str(item.get("brand") or "").lower(), str(item.get("name") or "").lower()} - {""}
+        ruled = any(T.excluded(spaced[: m.start()]) is not None
+                    for n in names for m in re.finditer(rf"{T.L0}{re.escape(n)}{T.L1}", spaced))
+        if not ruled:
+            out.append(item)
+    return out
+
+
 def compact(item: dict[str, Any]) -> dict[str, Any]:
     """The fields of an item worth remembering between turns."""
     return {k: item[k] for k in ITEM_FIELDS if k in item}

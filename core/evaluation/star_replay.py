@@ -400,7 +400,7 @@ class Replay:
         agent = self.orch.agents.get(self.orch.sop_agent.get(sop_id, ""))
         for text in self.heard:  # what the customer said that started this task
             if agent is not None:
-                found = agent.extract_volunteered(goal, sop, text, opening=True)
+                found = agent.reader.extract_volunteered(goal, sop, text, opening=True)
                 agent.note_unavailable(goal, sop, text, found)
                 goal.slots.update(found)
         if state.active_goal is None:

@@ -5,7 +5,8 @@ preference summary knows their budget range, the question offers it, and a "yes"
 "same as before" fills the slot from memory. It is driven by the slot's type and the summary,
 never by a particular workspace's wording. The offer is kept in the goal's slots under :data:`REMEMBERED` (so the
 grounding check sees where the figures came from, and a re-asked question keeps its offer);
-a declined offer is kept as ``None`` and not made again in that goal.
+a declined offer is kept as ``None`` and not made again in that goal. Reading a reply to an offer lives in
+:mod:`core.understanding.answers` (``takes_offer``, ``accepted_value``).
 """
 
 from __future__ import annotations
@@ -15,14 +16,9 @@ from typing import Any
 
 from core import text as T
 from core.memory.base import PreferenceSummary
-
-REMEMBERED = "_remembered"
-"""Goal slot holding the offers made: ``{slot: {"min": low|None, "max": high}}``, or ``None`` once declined."""
+from core.understanding.answers import REMEMBERED
 
 SPENDING = re.compile(r"\b(budget|spend|spending|afford|price range|max(imum)? price)\b", re.I)
-SAME = re.compile(r"\b(same( (as|like) (before|last time|usual|always))?|as (before|usual|last time|always)|"
-                  r"like (before|last time)|that'?s (still )?(right|fine|good|correct)|"
-                  r"still (the same|that|good|fine|ok|okay|right)|keep (it|that) (the same|as (it is|before)))\b", re.I)
 
 
 def remembered_range(kind: str, about: str, prefs: PreferenceSummary) -> tuple[float | None, float] | None:
@@ -50,25 +46,9 @@ def offer_question(slots: dict[str, Any], name: str, rng: tuple[float | None, fl
     return f"Still up to {T.format_money(high, currency)}?"
 
 
-def takes_offer(text: str) -> bool | None:
-    """True when a reply accepts the offered default, False when it declines it, None when neither."""
-    if SAME.search(text):
-        return True
-    return T.yes_no(text)
-
-
-def accepted_value(slots: dict[str, Any], name: str, text: str) -> float | None:
-    """The remembered value a reply accepts for a slot ("yes", "same as before"), else None."""
-    offer = (slots.get(REMEMBERED) or {}).get(name)
-    if offer is None or takes_offer(text) is not True:
-        return None
-    high = float(offer["max"])
-    return int(high) if high.is_integer() else high
-
-
 def forget_offers(slots: dict[str, Any], names: list[str]) -> None:
     """The remembered defaults of these slots are not offered again in this goal: the customer said no to
-    them (``takes_offer`` is False for the reply)."""
+    them (:func:`core.understanding.answers.takes_offer` is False for the reply)."""
     offers = slots.get(REMEMBERED) or {}
     for name in names:
         if offers.get(name) is not None:

@@ -656,7 +656,7 @@ class Playground:
         """The store's own settings as the Store page edits them."""
         cfg = self.workspace.files.config
         return {"name": cfg.name, "currency": cfg.currency, "region": cfg.region, "description": cfg.description,
-                "greeting": cfg.greeting, "languages": list(cfg.languages)}
+                "greeting": cfg.greeting, "languages": list(cfg.languages), "polite_particle": cfg.polite_particle}
 
     @staticmethod
     def known_languages() -> dict[str, str]:
@@ -664,14 +664,15 @@ class Playground:
         return {lx.language: lx.name for lx in lexicons()}
 
     def save_settings(self, name: str, currency: str = "", region: str = "", description: str = "",
-                      greeting: str = "", languages: list[str] | None = None) -> CheckResult:
-        """Write the store's name, currency, region, description, greeting and languages into store.yaml (its
-        other lines and comments kept), checked like every save.
+                      greeting: str = "", languages: list[str] | None = None,
+                      polite_particle: str | None = None) -> CheckResult:
+        """Write the store's name, currency, region, description, greeting, languages and Thai polite particle
+        (None: left as it is) into store.yaml (its other lines and comments kept), checked like every save.
 
         Raises:
             UploadError: naming the field that is wrong (an empty name, a currency that is not a three-letter
                 ISO 4217 code, a region phone numbers are not known for, a language the engine cannot read,
-                a greeting over 300 characters).
+                a greeting over 300 characters, a polite particle that is not a short Thai word).
         """
         import phonenumbers
 
@@ -690,10 +691,14 @@ class Playground:
         unknown = [c for c in langs if c not in known]
         if unknown:
             raise UploadError(f"languages: {', '.join(map(repr, unknown))} not known (known: {', '.join(known)})")
+        particle = (polite_particle or "").strip()
+        if particle and not re.fullmatch(r"[\u0E00-\u0E7F]{1,12}", particle):
+            raise UploadError(f"polite particle: {particle!r} is not a short Thai word such as ครับ or ค่ะ")
         text = read_text_file(self.root / "store.yaml")
         values: tuple[tuple[str, Any], ...] = (
             ("name", name), ("currency", currency), ("region", region),
-            ("description", " ".join(description.split())), ("greeting", greeting), ("languages", langs))
+            ("description", " ".join(description.split())), ("greeting", greeting), ("languages", langs),
+            *((("polite_particle", particle),) if polite_particle is not None else ()))
         for key, value in values:
             if value or re.search(rf"(?m)^{key}\s*:", text):
                 text = replace_top_level_block(text, key, value)

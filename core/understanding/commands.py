@@ -121,7 +121,7 @@ class SmallTalk(Command):
     """Greeting, thanks, goodbye, frustration."""
 
     kind: ClassVar[str] = "small_talk"
-    act: str = ""  # greeting | thanks | goodbye | hostile | reaction (to what was just done)
+    act: str = ""  # greeting | thanks | goodbye | hostile | declined (a wish turned down) | reaction (to our act)
 
 
 @dataclass(frozen=True)

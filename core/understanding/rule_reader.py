@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core import text as T
-from core.agents import AgentRunRequest, AnswerReading, SpecialistAgent, go_back_target
+from core.agents import AgentRunRequest, SpecialistAgent, go_back_target
 from core.brains.base import Brain, Perception
 from core.domain.commerce import Commerce
 from core.lexicons import segment
@@ -25,6 +25,7 @@ from core.models import Goal
 from core.slots import IDENTIFYING_KINDS, find_option
 from core.sop.graph import Node, Sop
 from core.tools.kb import KB_TOOL
+from core.understanding.answers import AnswerReader, AnswerReading
 from core.understanding.commands import (
     Answer,
     CancelGoal,
@@ -115,10 +116,11 @@ class RuleReader:
     the brain's spelling correction."""
 
     def __init__(self, sops: dict[str, Sop], agent_of: Callable[[str], SpecialistAgent | None], brain: Brain,
-                 commerce: Commerce | None = None) -> None:
+                 commerce: Commerce | None = None, answers: AnswerReader | None = None) -> None:
         self.sops = sops
         self.agent_of = agent_of
         self.brain = brain
+        self.answers = answers or AnswerReader(brain, {})  # the values a message gives each SOP's slots
         self.commerce = commerce  # a store's items: the attribute words customers use ("a wireless one")
         self._subjects = subjects(list(sops.values()))
         self._title_words = {s.id: {T.stem(w) for w in T.words(s.title) if len(w) > 2 and w not in T.STOPWORDS}
@@ -146,7 +148,7 @@ class RuleReader:
         agent = self.agent_of(goal.type)
         if sop is None or agent is None:
             return False
-        values = agent.answer_values(goal, sop, text, typed_only=True)
+        values = self.answers.answer_values(goal, sop, text, typed_only=True)
         if T.is_question(text):  # "what's the weather in Pittsburgh?" still names one of the listed answers
             types = agent.types(sop)
             values = {k: v for k, v in values.items() if k in types and types[k].kind == "option"}
@@ -257,7 +259,7 @@ class RuleReader:
         if sop_id == active.type or not clear_lead(p) or self.about_pending(active, p.text):
             return None
         sop, agent = self.sops.get(active.type), self.agent_of(active.type)
-        if sop is None or agent is None or agent.answer_values(active, sop, p.text):
+        if sop is None or agent is None or self.answers.answer_values(active, sop, p.text):
             return None  # an answer to the pending question first
         notes.append(f"{sop_id} scores {score:.2f}, under the threshold, but plainly asked for and "
                                  f"the message does not answer the pending question")
@@ -346,11 +348,11 @@ class RuleReader:
             return ReplyReading()
         text = p.text
         said = what_stands(text)  # "I meant 80 euros, not 95": not the 95
-        changes = agent.extract_volunteered(goal, sop, said, opening=False)
+        changes = self.answers.extract_volunteered(goal, sop, said, opening=False)
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if not fixes and corrects(text) and said != text:  # "make that the 14th, not the 12th": the slot
-            fixes = agent.replaced_value(goal, sop, said, text)  # holding what is ruled out takes the new value
+            fixes = self.answers.replaced_value(goal, sop, said, text)  # holding what is ruled out takes the new value
         if fixes and corrects(text) and confirms(agent, sop, sop.node(goal.pending)):
             # "oops, make that $150, not $200" to "shall I charge $200?": the value changes, the confirmation waits
             return ReplyReading(corrections=fixes, fixes=fixes)
@@ -360,7 +362,7 @@ class RuleReader:
             target = self.go_back_target(goal, text)
             if target is not None:
                 return ReplyReading(go_back=target)
-        default = agent.default_answer(goal, sop, text) if not answers else None
+        default = self.answers.default_answer(goal, sop, text) if not answers else None
         if default is not None:  # "no idea, whatever is normal" to a question that names its default
             return ReplyReading(answer=default)
         unable = bool(goal.pending) and T.is_unable(text) and not answers
@@ -373,23 +375,23 @@ class RuleReader:
         # "My member number is 4410273" while a free-text question waits: it answers another question
         # ... unless its other values are labelled and words of its own answer the question ("fine, kwame88 then.
         # my email is ...")
-        own_words = bool(agent.labelled(sop, text)[0]) and bool(agent.answer_values(goal, sop, text))
+        own_words = bool(self.answers.labelled(sop, text)[0]) and bool(self.answers.answer_values(goal, sop, text))
         elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other) and not own_words
         # "sorry, wrong card, it's 2123...": a correction of a filled slot is not the answer to a text question
         elsewhere = elsewhere or bool(fixes) and corrects(text) and free_text(agent, sop, pending)
-        answer = [] if elsewhere else list(agent.answer_values(goal, sop, text).values())  # one slot, not two
+        answer = [] if elsewhere else list(self.answers.answer_values(goal, sop, text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not part_of(v, answer)}
         if answer and describing(agent, sop, pending):  # "it stopped working since yesterday" to "what is wrong?":
             types = agent.types(sop)  # a day or an amount inside a description is part of it, not an answer
             corrections = {k: v for k, v in corrections.items() if k in fixes or types[k].kind in IDENTIFYING_KINDS}
         if goal.pending and not answer and not corrections and corrects(text):  # "sorry, I meant Spain"
-            fix = agent.corrected_text(goal, sop, text)
+            fix = self.answers.corrected_text(goal, sop, text)
             if fix is not None:
                 corrections, fixes = dict([fix]), dict([fix])
         # "I got it wrong, the address is 14 Elm St" while a phone is asked: a correction, not an answer
         correcting = bool(set(corrections) & set(fixes)) and not answer
-        return ReplyReading(unable=unable, unavailable=tuple(agent.unavailable_named(goal, sop, text, changes)),
-                            answer=None if elsewhere or correcting else agent.read_answer(goal, sop, text),
+        return ReplyReading(unable=unable, unavailable=tuple(self.answers.unavailable_named(goal, sop, text, changes)),
+                            answer=None if elsewhere or correcting else self.answers.read_answer(goal, sop, text),
                             corrections=corrections, fixes=fixes)
 
     def values_for(self, goal: Goal, text: str, *, opening: bool) -> tuple[dict[str, Any], list[str]]:
@@ -399,10 +401,10 @@ class RuleReader:
         sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
         if sop is None or agent is None:
             return {}, []
-        found = agent.extract_volunteered(goal, sop, text, opening=opening)
-        unavailable = agent.unavailable_named(goal, sop, text, found)
+        found = self.answers.extract_volunteered(goal, sop, text, opening=opening)
+        unavailable = self.answers.unavailable_named(goal, sop, text, found)
         if self.commerce is not None:
-            found.update(self.commerce.features_said(text, agent.slot_words(sop)))
+            found.update(self.commerce.features_said(text, self.answers.slot_words(sop)))
         return found, unavailable
 
     def kept_for_later(self, active: Goal, text: str) -> dict[str, dict[str, Any]]:
@@ -417,7 +419,7 @@ class RuleReader:
             if sop.id == active.type or agent is None:
                 continue
             types = agent.types(sop)
-            found = agent.extract_volunteered(Goal(id="", type=sop.id), sop, text, opening=False)
+            found = self.answers.extract_volunteered(Goal(id="", type=sop.id), sop, text, opening=False)
             kept = {k: v for k, v in found.items() if k not in own and k in types
                     and types[k].kind not in NOT_KEPT}
             if kept:
@@ -456,6 +458,10 @@ class RuleReader:
         stays an answer (the start is dropped, with the reason)."""
         p, active, notes = c.p, c.active, c.notes
         if only_social(p):  # "thanks, that report helps!" (but "Lovely! Now I'd like a canoe" asks)
+            return None
+        if T.only_declines(p.text):  # "nah, I don't want the upgrade" names an SOP only to turn it down
+            if p.intents and p.intents[0][1] >= LOW_INTENT:
+                notes.append(f"the message turns {p.intents[0][0]} down: not a request for it")
             return None
         best = p.best_intent(c.threshold) or self.clear_winner(p, active, notes, just_finished=c.just_finished,
                                                                kb_knows=c.kb_knows)
@@ -630,7 +636,7 @@ class RuleReader:
                                                   for p in node.fills if not p.optional) and node.fills:
             values = {p.name: said.strip(" ,;.") for p in node.fills if not p.optional}
         else:
-            values = {k: v for k, v in agent.answer_values(goal, sop, said, typed_only=True).items()
+            values = {k: v for k, v in self.answers.answer_values(goal, sop, said, typed_only=True).items()
                       if k in types and types[k].kind not in ("text", "boolean")} if said else {}
         merged = {**goal.slots, **values}
         if not values or any(merged.get(p.name) in (None, "") for p in node.fills if not p.optional):
@@ -702,6 +708,8 @@ class RuleReader:
         again = self.reopen(c)
         if again is not None:
             return [again]
+        if T.only_declines(p.text):  # "nah, I don't want the upgrade" while nothing runs
+            return [SmallTalk(evidence=p.text, act="declined")]
         if p.greeting or T.GREETING.match(p.text):  # "Good evening, could you assist?": no request yet
             return [SmallTalk(evidence=p.text, act="greeting")]
         if p.thanks:
@@ -722,7 +730,7 @@ class RuleReader:
             return None
         if agent.changed_world(last, sop):  # a booking made is not made again because a message names a day
             return None
-        said = agent.extract_volunteered(last, sop, p.text, opening=False)
+        said = self.answers.extract_volunteered(last, sop, p.text, opening=False)
         if not (p.question or T.is_request(p.text) or explained_by(p.text, said)):
             return None  # "well at least it's better in LA tomorrow": a comment, not a new request
         types = agent.types(sop)
@@ -740,8 +748,8 @@ class RuleReader:
         agent = self.agent_of(last.type) if last is not None else None
         if last is None or sop is None or agent is None:
             return None
-        said = agent.extract_volunteered(last, sop, c.p.text, opening=False)
-        named = agent.named_values(sop, c.p.text)
+        said = self.answers.extract_volunteered(last, sop, c.p.text, opening=False)
+        named = self.answers.named_values(sop, c.p.text)
         trial = Goal(id="", type=sop.id, slots={k: v for k, v in last.slots.items() if not k.startswith("_")})
         if agent.start_search(trial, sop, named, given=said) is None:
             return None
@@ -770,7 +778,7 @@ class RuleReader:
         done: set[str] = set()
         for cmd in commands:
             if isinstance(cmd, Answer) and active is not None and sop is not None and agent is not None:
-                read = agent.read_answer(active, sop, p.text)
+                read = self.answers.read_answer(active, sop, p.text)
                 out.append(replace(cmd, reading=read) if read is not None else cmd)
             elif isinstance(cmd, GoBack) and active is not None and sop is not None:
                 node = next((n for n in sop.nodes.values() if n.asks and cmd.target in (n.id, n.label)), None) \

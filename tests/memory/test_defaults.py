@@ -7,14 +7,8 @@ from typing import Any
 import pytest
 
 from core.memory import PreferenceSummary
-from core.memory.defaults import (
-    REMEMBERED,
-    accepted_value,
-    forget_offers,
-    offer_question,
-    remembered_range,
-    takes_offer,
-)
+from core.memory.defaults import forget_offers, offer_question, remembered_range
+from core.understanding.answers import REMEMBERED, accepted_value, takes_offer
 
 RANGE = PreferenceSummary(budget_min=30000, budget_max=40000)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -243,7 +244,7 @@ def test_store_settings_are_written_to_store_yaml_checked_and_in_use(pg: Playgro
     assert rest == before.split("agents:", 1)[1]  # the rest of the file as it was
     assert pg.settings() == {"name": "Paws & Claws", "currency": "EUR", "region": "IE",
                              "description": "Food, toys and care for cats and dogs.", "greeting": "",
-                             "languages": []}
+                             "languages": [], "polite_particle": ""}
     assert pg.name == "Paws & Claws"
 
 
@@ -260,6 +261,19 @@ def test_the_store_greeting_and_languages_are_its_own(pg: Playground) -> None:
         pg.save_settings("Paws & Claws", languages=["xx"])
 
 
+def test_the_thai_polite_particle_is_a_store_setting(pg: Playground) -> None:
+    assert "ครับ" in pg.send("a", "สวัสดีครับ").reply  # the default voice
+    assert pg.save_settings(pg.name, "THB", polite_particle="ค่ะ").saved
+    assert "polite_particle: ค่ะ\n" in (pg.root / "store.yaml").read_text(encoding="utf-8")
+    assert pg.settings()["polite_particle"] == "ค่ะ"
+    reply = pg.send("b", "สวัสดีค่ะ").reply
+    assert "ค่ะ" in reply and "ครับ" not in reply
+    assert pg.save_settings(pg.name, "THB").saved  # not given: left as it is
+    assert pg.settings()["polite_particle"] == "ค่ะ"
+    with pytest.raises(UploadError, match="polite particle: 'sir'"):
+        pg.save_settings(pg.name, "THB", polite_particle="sir")
+
+
 def test_a_message_in_a_script_no_language_covers_gets_a_notice_and_the_question_again(pg: Playground) -> None:
     pg.send("jp", "Recommend a gaming mouse.")
     reply = pg.send("jp", "ゲーミングマウスの予算は千五百円です").reply
@@ -274,8 +288,9 @@ def test_a_message_in_a_script_no_language_covers_gets_a_notice_and_the_question
     (("", "USD", "", ""), "store name"),
     (("Shop", "dollars", "", ""), "currency: 'DOLLARS'"),
     (("Shop", "USD", "XX", ""), "region: 'XX'"),
+    (("Shop", "USD", "", "", "", [], "please"), "polite particle: 'please'"),
 ])
-def test_wrong_store_settings_name_the_field_and_write_nothing(pg: Playground, fields: tuple[str, ...],
+def test_wrong_store_settings_name_the_field_and_write_nothing(pg: Playground, fields: tuple[Any, ...],
                                                                message: str) -> None:
     before = (pg.root / "store.yaml").read_text(encoding="utf-8")
     with pytest.raises(UploadError) as exc:

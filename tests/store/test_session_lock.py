@@ -140,4 +140,6 @@ def test_four_processes_on_one_session_lose_nothing_and_run_each_side_effect_onc
     assert result["errors"] == 0, result["error_text"]
     assert result["lost"] == 0 and result["resend"] == 0
     assert result["taken"] == result["sent"] == 48
-    assert result["tool_runs"] == 24 and result["orphans"] == 0
+    # the four conversations interleave on one session, so how many tickets they open depends on the order the
+    # messages arrive in; every ticket a customer was told of ran once, with a committed record, and no other ran
+    assert result["tool_runs"] == result["tickets_told"] > 0 and result["orphans"] == 0

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from core import build_orchestrator
-from core.agents import AnswerReading
 from core.goals import GoalOps
 from core.importers import import_star_task, write_import
 from core.memory.base import PreferenceSummary
 from core.models import SessionState, Trace
 from core.orchestrator import Orchestrator, Turn
 from core.understanding import Answer, CancelGoal, SetSlots, StartGoal
+from core.understanding.answers import AnswerReading
 from core.understanding.commands import Reading
 
 CABINS = Path(__file__).parent / "cabins"
