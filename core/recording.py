@@ -20,10 +20,12 @@ import re
 from collections.abc import Collection, Iterable
 from typing import Any
 
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import LiteralScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
+from core.errors import UserInputError
 from core.testing import FileResult
 from core.tools.base import classify_error
 
@@ -77,17 +79,62 @@ def fill_expectations(spec: dict[str, Any], run: FileResult) -> dict[str, Any]:
     return spec
 
 
+class UnreadableTest(UserInputError):
+    """A test file that would not read back as the data it was written from."""
+
+
 def dump(spec: dict[str, Any]) -> str:
     """A test spec as YAML text in the layout of hand-written ones: keys in the order given, short lists
-    and maps inline, replies of several lines as literal blocks."""
+    and maps inline, replies of several lines as literal blocks; a text that would not read back as itself
+    unquoted ("Confirm? (yes or no)" in a list, "yes", "12") is quoted.
+
+    Raises:
+        UnreadableTest: the text would not read back, with the test runner's own loader, as ``spec``
+            (naming the first value that differs); nothing should be written then.
+    """
     out = io.StringIO()
     _rt().dump(_styled(spec, top=True), out)
-    return out.getvalue()
+    text = out.getvalue()
+    check_reads_back(text, spec)
+    return text
+
+
+def check_reads_back(text: str, spec: Any) -> None:
+    """Raise :class:`UnreadableTest` unless ``text`` loads (as the test runner loads it) to ``spec``."""
+    try:
+        back = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UnreadableTest(f"the test would not read back: {exc}") from exc
+    where = _first_difference(spec, back)
+    if where is not None:
+        raise UnreadableTest(f"the test would not read back as written: {where}")
+
+
+def _first_difference(want: Any, got: Any, at: str = "") -> str | None:
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in [*want, *(k for k in got if k not in want)]:
+            if key not in got or key not in want:
+                return f"{at}{key}: {'missing' if key not in got else 'unexpected'}"
+            found = _first_difference(want[key], got[key], f"{at}{key}.")
+            if found is not None:
+                return found
+        return None
+    if isinstance(want, list | tuple) and isinstance(got, list):
+        if len(want) != len(got):
+            return f"{at.rstrip('.')}: {len(want)} items written, {len(got)} read"
+        for i, (w, g) in enumerate(zip(want, got, strict=True)):
+            found = _first_difference(w, g, f"{at}{i}.")
+            if found is not None:
+                return found
+        return None
+    if want != got or isinstance(want, bool) != isinstance(got, bool) or isinstance(want, str) != isinstance(got, str):
+        return f"{at.rstrip('.')}: {want!r} written, {got!r} read"
+    return None
 
 
 def _styled(value: Any, *, top: bool = False) -> Any:
     if isinstance(value, str):
-        return LiteralScalarString(value) if "\n" in value else value
+        return LiteralScalarString(value) if "\n" in value else _quoted(value)
     if isinstance(value, dict):
         mapping = CommentedMap((k, _styled(v)) for k, v in value.items())
         if not top and value and all(_plain(v) for v in value.values()) and len(value) <= 6:
@@ -99,6 +146,19 @@ def _styled(value: Any, *, top: bool = False) -> Any:
             seq.fa.set_flow_style()
         return seq
     return value
+
+
+def _quoted(value: Any) -> Any:
+    """A text value quoted when it would not read back as itself unquoted."""
+    return DoubleQuotedScalarString(value) if isinstance(value, str) and not _plain_reads_back(value) else value
+
+
+def _plain_reads_back(text: str) -> bool:
+    """Whether a text written unquoted reads back as itself, as a map value and inside an inline list."""
+    try:
+        return yaml.safe_load(f"k: {text}") == {"k": text} and yaml.safe_load(f"k: [{text}]") == {"k": [text]}
+    except yaml.YAMLError:
+        return False
 
 
 def _plain(value: Any) -> bool:
@@ -146,6 +206,7 @@ def accept(text: str, run: FileResult) -> str:
                 expect[key] = _same_style(expect[key], new)
     out = io.StringIO()
     rt.dump(data, out)
+    check_reads_back(out.getvalue(), data)
     return out.getvalue()
 
 
@@ -172,13 +233,13 @@ def _accepted(key: str, old: Any, seen: dict[str, Any], reply: str) -> Any:
 def _same_style(old: Any, new: Any) -> Any:
     """``new`` written the way ``old`` was (a flow list stays ``[a, b]``)."""
     if isinstance(new, list):
-        seq = CommentedSeq(new)
+        seq = CommentedSeq(_quoted(v) for v in new)
         if isinstance(old, CommentedSeq) and old.fa.flow_style():
             seq.fa.set_flow_style()
         return seq
     if isinstance(new, dict):
-        mapping = CommentedMap(new)
+        mapping = CommentedMap((k, _quoted(v)) for k, v in new.items())
         if isinstance(old, CommentedMap) and old.fa.flow_style():
             mapping.fa.set_flow_style()
         return mapping
-    return new
+    return _quoted(new)

@@ -72,6 +72,7 @@ from core.workspace import GAR_COLUMNS, read_text_file
 
 SOP_SUFFIXES = (".sop", ".json")
 TEST_FOLDERS = ("conversations", "tests/conversations")
+SAVED_TESTS = "conversations"  # where tests saved from a chat go (the demo's tests/conversations is the project's)
 Tests = Literal["check", "skip", "accept"]  # what a save does with the conversation tests it would break
 MAX_EVAL_SESSIONS = 2000
 
@@ -236,8 +237,10 @@ class Playground:
             failing = [r for r in self._run_on(loaded[-1], files) if not r.passed]
             if not failing:
                 return []
-            passed_before = {r.file for r in self._run_on(self.workspace, [Path(r.file) for r in failing]) if r.passed}
-            broken = [r for r in failing if r.file in passed_before]
+            unreadable = {r.file for r in failing if r.error and not r.turns}  # a test that cannot run checks
+            readable = [Path(r.file) for r in failing if r.file not in unreadable]  # nothing: a save waits for it
+            passed_before = {r.file for r in self._run_on(self.workspace, readable) if r.passed}
+            broken = [r for r in failing if r.file in passed_before or r.file in unreadable]
             if tests == "accept":
                 for r in [r for r in broken if not r.error]:
                     path = Path(r.file)
@@ -541,11 +544,19 @@ class Playground:
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=list(GAR_COLUMNS), lineterminator="\n")
         writer.writeheader()
+        written = []
         for row in rows:
             cells = {c: _cell(row.get(c)) for c in GAR_COLUMNS}
             if any(cells.values()):
                 writer.writerow(cells)
-        return buf.getvalue()
+                written.append(cells)
+        text = buf.getvalue()
+        back = [{c: v.strip() for c, v in r.items()} for r in csv.DictReader(io.StringIO(text))]
+        if back != written:  # read back as the GAR loader reads it
+            bad = next(i for i, (a, b) in enumerate(zip(written + [{}] * len(back), back + [{}] * len(written),
+                                                        strict=False)) if a != b)
+            raise UserInputError(f"gar.csv: row {bad + 1} would not read back as written; check its cells")
+        return text
 
     def save_gar(self, rows: list[dict[str, Any]], tests: Tests = "check") -> CheckResult:
         """Write the GAR table when it (and every SOP against it) lints without new errors and it breaks
@@ -702,6 +713,13 @@ class Playground:
         for key, value in values:
             if value or re.search(rf"(?m)^{key}\s*:", text):
                 text = replace_top_level_block(text, key, value)
+        try:
+            back = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise UploadError(f"store.yaml would not read back after this change: {exc}") from exc
+        wrong = [key for key, value in values if (value or key in back) and (back.get(key) or "") != (value or "")]
+        if wrong:
+            raise UploadError(f"store.yaml: {', '.join(wrong)} would not read back as written")
         return self._apply(ChangeSet("save store settings").put("store.yaml", text))
 
     def inventory_frame(self) -> pd.DataFrame | None:
@@ -799,8 +817,7 @@ class Playground:
         if not traces:
             raise UserInputError("this chat has no turns yet: send a message first")
         name = " ".join(name.split()) or f"chat: {str(traces[0].get('user', ''))[:50]}"
-        folder = next((f for f in TEST_FOLDERS if (self.root / f).is_dir()), TEST_FOLDERS[0])
-        rel = f"{folder}/{file_stem(name)}.yaml"
+        rel = f"{SAVED_TESTS}/{file_stem(name)}.yaml"  # the workspace's own tests, never a project's test suite
         if (self.root / rel).exists():
             raise UserInputError(f"{rel} already exists; pick another name")
         path = self.root / rel
@@ -815,8 +832,8 @@ class Playground:
         if first.error:
             raise UserInputError(f"the chat could not be replayed as a test: {first.error}")
         fill_expectations(spec, first)
-        result = self._apply(ChangeSet(f"save chat as {rel}").put(rel, dump(spec)))
-        return rel, result, run_spec(spec, path, self.root, cache)
+        result = self._apply(ChangeSet(f"save chat as {rel}").put(rel, dump(spec)))  # dump checks it reads back
+        return rel, result, (run_file(path, self.root, cache) if result.saved else first)  # the file as written
 
     def replay(self, *, session_id: str = "", test: Path | None = None,
                progress: Progress | None = None) -> ReplayReport:

@@ -162,3 +162,39 @@ def test_each_saved_change_shows_what_it_changed(pg: Playground) -> None:
     assert "-title: Find a product\n+title: Find a product for you\n" in diff
     diff = pg.change_diff(older)["sops/recommend_item.sop"]  # up to the next save, not to what is on disk now
     assert "-    tell user nothing matched\n+    say goodbye politely\n" in diff and "for you" not in diff
+
+
+def test_a_chat_with_brackets_colons_quotes_and_question_marks_is_saved_as_a_readable_green_test(
+        tmp_path: Path, embedder: CachedEmbedder) -> None:
+    ws = tmp_path / "telecom"
+    shutil.copytree(ROOT / "examples" / "telecom_care", ws)
+    shutil.rmtree(ws / "conversations")
+    (ws / "tests" / "conversations").mkdir(parents=True)  # a project's own test suite beside the workspace
+    pg = Playground(ws, embedder=embedder)
+    try:
+        pg.send("c", 'Can I switch to the "Unlimited" plan? My number: 086 111 2233 [mobile]')
+        rel, result, run = pg.save_chat_as_test("c", 'Plan change: "quoted" [brackets]?')
+        assert rel.startswith("conversations/") and result.saved
+        assert not list((ws / "tests" / "conversations").iterdir())  # never into the project's tests
+        text = (ws / rel).read_text(encoding="utf-8")
+        spec = yaml.safe_load(text)  # the runner's own loader reads what was written
+        assert spec["name"] == 'Plan change: "quoted" [brackets]?'
+        assert spec["turns"][0]["user"] == 'Can I switch to the "Unlimited" plan? My number: 086 111 2233 [mobile]'
+        assert any("?" in p and "(" in p for t in spec["turns"] for p in t["expect"].get("reply_contains", []))
+        assert run.passed and not run.error  # the run is of the file as written
+        assert [r.passed for r in pg.run_tests(pg.conversation_files())] == [True]
+    finally:
+        pg.close()
+
+
+def test_an_unreadable_test_holds_a_save_like_a_failing_one(pg: Playground) -> None:
+    (pg.root / "conversations").mkdir()
+    (pg.root / "conversations" / "broken.yaml").write_text(
+        "name: broken\nturns:\n  - user: hi\n    expect: {reply_contains: [Confirm? (yes or no)]}\n", encoding="utf-8")
+    before = snapshot(pg.root)
+    source = pg.read_sop("recommend_item.sop")
+    held = pg.save_sop("recommend_item.sop", source.replace("ask user for budget\n", "ask user for the budget\n", 1))
+    assert not held.saved and snapshot(pg.root) == before
+    assert [Path(b.file).name for b in held.broken] == ["broken.yaml"]
+    assert held.broken[0].error and not held.broken[0].turns  # why it cannot be read, not a run
+    assert pg.save_sop("recommend_item.sop", source, tests="skip").saved  # "save anyway" still goes through
