@@ -13,8 +13,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
+# `make run PORT=8600` serves the playground on another port (Streamlit's 8501 otherwise); STREAMLIT_ARGS adds
+# options (--server.address 0.0.0.0, --server.headless true).
 run: $(VENV)/.ready
-	$(PY) -m streamlit run app.py
+	$(PY) -m streamlit run app.py $(if $(filter command line environment,$(origin PORT)),--server.port $(PORT)) $(STREAMLIT_ARGS)
 
 test: $(VENV)/.ready
 	@scripts/need-chromium

@@ -40,6 +40,14 @@ with st.sidebar:
         st.rerun()
     if services.URL_PROBLEM in st.session_state:
         st.warning(st.session_state.pop(services.URL_PROBLEM), icon=":material/link_off:")
+    status = st.container()  # filled after the page ran, so a save on the page shows at once
+
+services.write_url()
+nav.run()
+services.write_url()  # the page may have started a new session or opened another workspace
+
+pg = services.current()
+with status:
     errs = [p for p in pg.problems if p.severity == "error"]
     if errs:
         st.error(f"{len(errs)} error(s) in this workspace: see the SOP studio.", icon=":material/error:")
@@ -50,7 +58,3 @@ with st.sidebar:
     st.caption(f"{len(pg.workspace.sops)} SOPs · "
                f"{len(pg.workspace.catalog.frame) if pg.workspace.catalog else 0} items · "
                f"{len(pg.workspace.kb.chunks) if pg.workspace.kb else 0} KB chunks")
-
-services.write_url()
-nav.run()
-services.write_url()  # the page may have started a new session or opened another workspace

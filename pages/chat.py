@@ -67,7 +67,11 @@ if prompt:
         st.error(str(exc), icon=":material/error:")
 
 st.html("<style>div[data-testid=stColumn]:has(.st-key-goal_panel){position:sticky;top:3.75rem;"
-        "align-self:flex-start;max-height:calc(100vh - 4.5rem);overflow-y:auto}</style>")
+        "align-self:flex-start;max-height:calc(100vh - 4.5rem);overflow-y:auto}"
+        # at phone width the columns stack: the goal panel goes above the chat, so the newest reply is what
+        # ends the page (where the chat scrolls after each message), not the flow graph
+        "@media (max-width:640px){div[data-testid=stColumn]:has(.st-key-goal_panel){order:-1;position:static;"
+        "max-height:none}}</style>")
 left, right = st.columns([3, 2], gap="large")
 with left:
     turns = pg.traces(sid)

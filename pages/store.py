@@ -12,8 +12,10 @@ from ui import services, widgets
 
 pg = services.current()
 st.title("Store")
+widgets.flash()  # what the last save did, when it redrew the page
 limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
-tab_inv, tab_kb, tab_ws, tab_settings = st.tabs(["Inventory", "Knowledge base", "Workspaces", "Settings"])
+tab_inv, tab_kb, tab_ws, tab_settings = st.tabs(["Inventory", "Knowledge base", "Workspaces", "Settings"],
+                                                key="store_tab", on_change="rerun")  # kept when a save redraws
 
 with tab_settings:
     now = pg.settings()
@@ -45,7 +47,7 @@ with tab_settings:
         if st.form_submit_button("Save settings", type="primary", icon=":material/save:"):
             try:
                 widgets.saved(pg.save_settings(name, currency, region, description, greeting, langs, particle),
-                              "Store settings")
+                              "Store settings", redraw=True)
             except UserInputError as exc:
                 st.error(f"{exc} — nothing was changed.", icon=":material/error:")
 
@@ -90,7 +92,7 @@ with tab_inv:
                 if result is None:
                     st.error("Inventory not applied: fix the mapping first. Nothing was changed on disk.")
                 else:
-                    widgets.saved(result, "Inventory")
+                    widgets.saved(result, "Inventory", redraw=True)
 
 
 
@@ -121,14 +123,14 @@ with tab_kb:
         a.markdown(f"`{doc['file']}`")
         b.caption(f"{doc['bytes'] / 1024:.1f} KB · {doc['chunks']} chunks")
         if c.button("Delete", key=f"del_{doc['file']}", icon=":material/delete:"):
-            widgets.saved(pg.delete_kb(doc["file"]), f"deletion of {doc['file']}")
-            st.rerun()
+            widgets.saved(pg.delete_kb(doc["file"]), f"deletion of {doc['file']}", redraw=True)
     kb_files = st.file_uploader(f"Add documents (.md, .txt, .pdf; up to {limit_mb} MB each)",
                                 type=[t[1:] for t in KB_TYPES], accept_multiple_files=True, key="kb_upload")
     if kb_files and st.button("Add to knowledge base", type="primary", icon=":material/upload:", key="apply_kb"):
         try:
             with st.spinner("Checking…"):
-                widgets.saved(pg.upload_kb([(f.name, f.getvalue()) for f in kb_files]), "Knowledge base")
+                widgets.saved(pg.upload_kb([(f.name, f.getvalue()) for f in kb_files]), "Knowledge base",
+                              redraw=True)
         except UserInputError as exc:
             st.error(f"{exc} — nothing was added.", icon=":material/error:")
     if st.button("Re-index everything", icon=":material/refresh:", key="reindex"):

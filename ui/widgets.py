@@ -45,8 +45,16 @@ def mapping_problems(found: list[MappingProblem]) -> None:
         (st.error if p.severity == "error" else st.warning)(str(p))
 
 
-def saved(result: CheckResult, what: str) -> None:
-    """The outcome of a checked save: success, or the errors that stopped it (nothing written)."""
+FLASH = "flash_saved"  # what a save that redraws the page did: (what, warnings), shown after the redraw
+
+
+def saved(result: CheckResult, what: str, *, redraw: bool = False) -> None:
+    """The outcome of a checked save: success, or the errors that stopped it (nothing written). ``redraw``:
+    after a save, draw the page again from what is now on disk (counts, lists, indexing progress), with the
+    success shown there."""
+    if result.saved and redraw:
+        st.session_state[FLASH] = (what, [p for p in result.problems if p.severity == "warning"])
+        st.rerun()
     if result.saved:
         st.toast(f"{what} saved. Undo is on the SOP studio page.", icon=":material/save:")
         st.success(f"{what} saved and in use.", icon=":material/check_circle:")
@@ -58,6 +66,16 @@ def saved(result: CheckResult, what: str) -> None:
     else:
         st.error(f"{what} not saved: fix these first. Nothing was changed on disk.", icon=":material/block:")
         problems(result.blocking)
+
+
+def flash() -> None:
+    """The success of a save that redrew the page (see :func:`saved`), once."""
+    done = st.session_state.pop(FLASH, None)
+    if done is not None:
+        what, warnings = done
+        st.toast(f"{what} saved. Undo is on the SOP studio page.", icon=":material/save:")
+        st.success(f"{what} saved and in use.", icon=":material/check_circle:")
+        problems(warnings)
 
 
 def broken_tests(results: list[FileResult]) -> None:

@@ -1,0 +1,154 @@
+"""Screens that stay true: the app started by ``make run PORT=…`` in headless Chromium (Debian's chromium driven
+by Playwright), then: the sidebar and the Store page show what a save just changed without a reload, the
+knowledge base's indexing shows its progress, and at phone width the newest reply stays in view.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402  (after the skip above)
+
+from core.playground.workspaces import copy_workspace
+from core.store.pgserver import free_port
+from tests.conftest import PAID_SERVICES
+from tests.ui.test_e2e import CHROMIUM, _go, _idle, _plain_editor, _say
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(sys.executable).parents[1]  # the environment running the tests: `make run` must not build another
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """``make run PORT=<free port>`` on a copy of the demo workspace; the URL and the copy."""
+    base = tmp_path_factory.mktemp("screens")
+    ws = base / "ws"
+    ws.mkdir()
+    copy_workspace(ROOT, ws)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in PAID_SERVICES}
+    env |= {"SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
+    log = (base / "make.log").open("w")
+    proc = subprocess.Popen(["make", "-s", "-o", f"{VENV}/.ready", "run", f"VENV={VENV}", f"PORT={port}",
+                             "STREAMLIT_ARGS=--server.address 127.0.0.1 --server.headless true"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)
+                raise RuntimeError(f"make run did not serve on port {port}: {(base / 'make.log').read_text()}") \
+                    from None
+            time.sleep(0.3)
+    yield url, ws
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+def _open(browser: Browser, url: str, width: int = 1440, height: int = 1000) -> Page:
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    expect(page.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    return page
+
+
+def test_make_run_serves_on_the_port_asked_for(made: tuple[str, Path]) -> None:
+    with urllib.request.urlopen(made[0], timeout=10) as r:
+        assert r.status == 200 and b"<html" in r.read().lower()
+
+
+def test_at_phone_width_the_newest_reply_stays_in_view(browser: Browser, made: tuple[str, Path]) -> None:
+    page = _open(browser, made[0], 390, 844)
+    try:
+        for message in ("Recommend a gaming mouse", "1500"):
+            _say(page, message)
+        expect(page.locator(".st-key-flow_graph")).to_be_attached()  # the graph is on the page too
+        page.wait_for_timeout(800)  # the chat's own scroll after a reply
+        last = page.locator("[data-testid=stChatMessage]").last.bounding_box()
+        assert last is not None and last["y"] < 844 and last["y"] + last["height"] > 0, last
+        graph = page.locator(".st-key-flow_graph").bounding_box()
+        assert graph is not None and graph["y"] < last["y"]  # the panel sits above the chat, not under it
+    finally:
+        page.context.close()
+
+
+def test_a_save_clears_the_sidebar_draft_at_once(browser: Browser, made: tuple[str, Path]) -> None:
+    page = _open(browser, made[0])
+    try:
+        _go(page, "SOP studio")
+        page.get_by_text("recommend_item.sop", exact=True).click()
+        _idle(page)
+        _plain_editor(page)
+        area = page.get_by_label("sops/recommend_item.sop", exact=True)
+        source = (made[1] / "sops" / "recommend_item.sop").read_text(encoding="utf-8")
+        area.fill(source.replace("    tell user nothing matched\n", "    say goodbye politely\n"))
+        area.press("Control+Enter")
+        _idle(page)
+        sidebar = page.locator("[data-testid=stSidebar]")
+        expect(sidebar).to_contain_text("Unsaved drafts")
+        page.get_by_role("button", name=re.compile("Save$")).click()
+        expect(page.get_by_text("saved and in use")).to_be_visible()
+        _idle(page)
+        expect(sidebar).not_to_contain_text("Unsaved drafts")  # no reload needed
+    finally:
+        page.context.close()
+
+
+def test_a_kb_document_added_shows_its_count_and_indexing_without_a_reload(browser: Browser, made: tuple[str, Path],
+                                                                           tmp_path: Path) -> None:
+    page = _open(browser, made[0])
+    try:
+        _go(page, "Store")
+        page.get_by_role("tab", name="Knowledge base").click()
+        _idle(page)
+        before = len(list((made[1] / "kb").iterdir()))
+        sidebar = page.locator("[data-testid=stSidebar]")
+        chunks = int(re.search(r"(\d+) KB chunks", sidebar.inner_text()).group(1))  # type: ignore[union-attr]
+        expect(page.get_by_text(re.compile(rf"^{before} documents"))).to_be_visible()
+        doc = tmp_path / "returns-policy.md"
+        doc.write_text("# Returns\n\n" + "\n\n".join(f"## Case {i}\n\nItems bought in store {i} may be returned "
+                                                       f"within {i + 10} days with the receipt." for i in range(40)),
+                       encoding="utf-8")
+        zone = page.locator("[data-testid=stFileUploader]").filter(has_text="Add documents")
+        expect(zone).to_be_visible()
+        _idle(page)
+        zone.locator("input[type=file]").set_input_files(str(doc))
+        expect(zone.get_by_text(doc.name)).to_be_visible()
+        _idle(page)
+        page.get_by_role("button", name="Add to knowledge base").click()
+        expect(page.get_by_text("Knowledge base saved and in use")).to_be_visible()
+        expect(page.get_by_text(re.compile(rf"^{before + 1} documents"))).to_be_visible()  # the new count
+        expect(page.get_by_text("returns-policy.md").first).to_be_visible()
+        _idle(page)
+        now = int(re.search(r"(\d+) KB chunks", sidebar.inner_text()).group(1))  # type: ignore[union-attr]
+        assert now > chunks  # the sidebar counts the new document's chunks without a reload
+    finally:
+        page.context.close()
+
