@@ -10,7 +10,7 @@ from typing import Any
 from core import text as T
 from core.agents import AgentEnv, SpecialistAgent
 from core.brains.base import Brain
-from core.brains.llm_client import LLMSettings
+from core.brains.llm_client import LOCAL_KEY, LLMSettings
 from core.brains.rule import RuleBrain
 from core.domain.commerce import Commerce
 from core.errors import UserInputError, WorkspaceError
@@ -18,6 +18,7 @@ from core.gar import GarIndex
 from core.memory import PreferenceMemory, open_preference_memory
 from core.orchestrator import Orchestrator, Settings
 from core.problems import Problem
+from core.redaction import install_log_redaction, remember_secret
 from core.retrieval import CachedEmbedder, Progress, SharedModel
 from core.slots import (
     IN_UNIT,
@@ -380,9 +381,12 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
         WorkspaceError: when the workspace has errors (``python -m core lint`` lists them all).
         UserInputError: an unknown brain, or "llm"/"hybrid" without a usable LLM configuration.
     """
+    install_log_redaction()  # every log line of the process: no API key, token or URL password in it
     ws = loaded or load_workspace(workspace, embedder)
     raise_on_errors(ws.problems)
     chosen, llm_settings = _choose_brain(brain or os.environ.get("SOP_BRAIN") or None, llm)
+    if llm_settings is not None and llm_settings.api_key != LOCAL_KEY:
+        remember_secret(llm_settings.api_key)  # a key typed in the chat settings: masked like the environment's
     cfg = ws.files.config
     settings = Settings(max_steps_per_turn=int(cfg.settings.get("max_steps_per_turn", 8)),
                         intent_threshold=float(cfg.settings.get("intent_threshold", 0.5)),

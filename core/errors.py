@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.redaction import redact
+
 
 class SopError(Exception):
     """Base class of every error the engine raises on purpose."""
@@ -96,10 +98,10 @@ class LLMUnavailableError(SopError):
     """
 
     def __init__(self, endpoint: str, reason: str, kind: str = "unreachable") -> None:
-        self.endpoint = endpoint
-        self.reason = reason
+        self.endpoint = redact(endpoint)  # the server's words may echo the key: never in a trace or a log
+        self.reason = redact(reason)
         self.kind = kind
-        super().__init__(f"language model at {endpoint}: {kind}: {reason}")
+        super().__init__(f"language model at {self.endpoint}: {kind}: {self.reason}")
 
     @property
     def chat_message(self) -> str:

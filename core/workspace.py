@@ -6,6 +6,9 @@ import csv
 import difflib
 import io
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -499,6 +502,72 @@ def read_text_file(path: Path, *, limit: int = MAX_FILE_BYTES, name: str = "") -
         raise WorkspaceError(f"not UTF-8 text (bad byte at offset {exc.start})", Location(where, line)) from exc
 
 
+_VIEWS: dict[Path, Path] = {}  # a staged view of a workspace (resolved) -> the workspace it mirrors (resolved)
+_VIEWS_LOCK = threading.Lock()
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` with ``..``, symbolic links and a relative start resolved (a link loop or a NUL stays as written)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path.absolute()
+
+
+@contextmanager
+def workspace_view(view: Path, of: Path) -> Iterator[None]:
+    """While it lasts, files of ``view`` (a staged copy of the workspace ``of``, made of symbolic links into
+    it) may lead into ``of``: they are that workspace's own files."""
+    key = _resolved(view)
+    with _VIEWS_LOCK:
+        _VIEWS[key] = _resolved(of)
+    try:
+        yield
+    finally:
+        with _VIEWS_LOCK:
+            _VIEWS.pop(key, None)
+
+
+def leads_outside(root: Path, rel: str | Path) -> Path | None:
+    """Where ``rel`` (a path a workspace names, relative to its folder ``root``) really leads when that is
+    outside the workspace, once ``..``, absolute paths and symbolic links are followed; None when it stays
+    inside."""
+    home = _resolved(root)
+    with _VIEWS_LOCK:
+        homes = [home, *([_VIEWS[home]] if home in _VIEWS else [])]
+    target = _resolved(home / rel)
+    return None if any(target.is_relative_to(h) for h in homes) else target
+
+
+def workspace_path(root: Path, rel: str, key: str, *, file: str = "store.yaml", line: int = 0) -> Path:
+    """The path ``rel`` names under ``key`` of ``file`` (``tools.orders.python`` of store.yaml), inside the
+    workspace ``root``.
+
+    Raises:
+        WorkspaceError: when it leads outside the workspace (after ``..``, an absolute path or a symbolic
+            link), naming the file, the key and the path.
+    """
+    outside = leads_outside(root, rel)
+    if outside is not None:
+        raise WorkspaceError(f"{key}: {rel!r} leads outside the workspace (to {outside}); a workspace may only "
+                             "use files inside its own folder", Location(file, line))
+    return root / rel
+
+
+def store_paths(cfg: StoreConfig) -> list[tuple[str, str]]:
+    """Every file store.yaml names, as (key, path): the inventory (unless it is a URL) and declared tools'
+    tables and Python files."""
+    out: list[tuple[str, str]] = []
+    if cfg.inventory and not cfg.inventory.source.startswith(("http://", "https://")):
+        out.append(("inventory.source", cfg.inventory.source))
+    for tool in cfg.tools.values():
+        if tool.table:
+            out.append((f"tools.{tool.name}.table", tool.table))
+        if tool.python:
+            out.append((f"tools.{tool.name}.python", tool.python.split(":", 1)[0]))
+    return out
+
+
 @dataclass
 class WorkspaceFiles:
     """The parsed workspace files (SOPs are compiled separately)."""
@@ -514,14 +583,32 @@ class WorkspaceFiles:
         return self.root.resolve().name
 
     def sop_files(self) -> list[Path]:
-        """The SOP files, sorted."""
+        """The SOP files, sorted (a link leading outside the workspace is not one: see :func:`escapes`)."""
+        return [p for p in self._sop_candidates() if leads_outside(self.root, p) is None]
+
+    def kb_files(self) -> list[Path]:
+        """The knowledge-base documents, sorted (a link leading outside the workspace is not one)."""
+        return [p for p in self._kb_candidates() if leads_outside(self.root, p) is None]
+
+    def _sop_candidates(self) -> list[Path]:
         d = self.root / "sops"
         return sorted(p for p in d.glob("*") if p.suffix in (".sop", ".json")) if d.is_dir() else []
 
-    def kb_files(self) -> list[Path]:
-        """The knowledge-base documents, sorted."""
+    def _kb_candidates(self) -> list[Path]:
         d = self.root / "kb"
         return sorted(p for p in d.rglob("*") if p.suffix.lower() in (".md", ".txt")) if d.is_dir() else []
+
+    def escapes(self) -> list[Problem]:
+        """An error for every SOP or knowledge-base file that leads outside the workspace (a symbolic link
+        to a file elsewhere): it is not loaded."""
+        out: list[Problem] = []
+        for path in self._sop_candidates() + self._kb_candidates():
+            outside = leads_outside(self.root, path)
+            if outside is not None:
+                rel = path.relative_to(self.root).as_posix()
+                out.append(Problem(rel, 0, "error", f"{rel} leads outside the workspace (to {outside}); it is not "
+                                                    "loaded: a workspace may only use files inside its own folder"))
+        return out
 
     def state_dir(self) -> Path:
         """Where default SQLite files live (git-ignored)."""
@@ -537,12 +624,27 @@ def load_workspace_files(root: str | Path) -> WorkspaceFiles:
     path = Path(root)
     if not path.is_dir():
         raise WorkspaceError("workspace folder does not exist", Location(str(path)))
-    cfg, p1 = load_store_config(path / "store.yaml")
-    if (path / "gar.csv").exists() or any((path / "sops").glob("*.sop")):
-        gar, p2 = load_gar(path / "gar.csv")
-    else:  # JSON SOPs carry their own tools and messages: no GAR needed
-        gar, p2 = [], []
-    return WorkspaceFiles(path, cfg, gar, p1 + p2 + check_gar_params(gar, cfg.tools))
+    own = {name: _escape(path, name) for name in ("store.yaml", "gar.csv")}
+    if own["store.yaml"]:
+        cfg, p1 = StoreConfig(name=path.name), own["store.yaml"]
+    else:
+        cfg, p1 = load_store_config(path / "store.yaml")
+    gar: list[GarRow] = []
+    p2: list[Problem] = own["gar.csv"]  # a gar.csv leading outside is not read
+    if not p2 and ((path / "gar.csv").exists() or any((path / "sops").glob("*.sop"))):
+        gar, p2 = load_gar(path / "gar.csv")  # JSON SOPs alone carry their own tools and messages: no GAR needed
+    files = WorkspaceFiles(path, cfg, gar, [])
+    files.problems = p1 + p2 + check_gar_params(gar, cfg.tools) + files.escapes()
+    return files
+
+
+def _escape(root: Path, name: str) -> list[Problem]:
+    """An error when the workspace's own ``name`` (store.yaml, gar.csv) leads outside it; it is not read."""
+    outside = leads_outside(root, name)
+    if outside is None:
+        return []
+    return [Problem(name, 0, "error", f"{name} leads outside the workspace (to {outside}); it is not read: a "
+                                      "workspace may only use files inside its own folder")]
 
 
 def check_gar_params(rows: list[GarRow], tools: dict[str, ToolDecl]) -> list[Problem]:

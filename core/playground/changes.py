@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from core.errors import UserInputError
 from core.problems import Problem, errors
 from core.testing import FileResult
+from core.workspace import leads_outside, workspace_view
 
 BACKUP_DIR = "backups"
 MANIFEST = "manifest.json"
@@ -66,7 +67,8 @@ def staged(root: Path, change: ChangeSet) -> Iterator[Path]:
         stage = Path(tmp) / root.resolve().name
         stage.mkdir()
         _overlay(root.resolve(), stage, {PurePosixPath(k): v for k, v in change.files.items()})
-        yield stage
+        with workspace_view(stage, root):  # its links into the workspace are the workspace's own files
+            yield stage
 
 
 def _overlay(src: Path, dst: Path, files: dict[PurePosixPath, bytes | None]) -> None:
@@ -93,7 +95,16 @@ def commit(root: Path, change: ChangeSet) -> Path:
 
     Returns:
         The backup folder (what :func:`undo_last` restores).
+
+    Raises:
+        UserInputError: a path of the change leads outside the workspace through a symbolic link (a ``kb``
+            folder linked elsewhere): nothing is read or written there.
     """
+    for rel in change.files:
+        outside = leads_outside(root, rel)
+        if outside is not None:
+            raise UserInputError(f"{rel} leads outside the workspace (to {outside}); nothing was written: a "
+                                 "workspace may only change files inside its own folder")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     backup = root / ".state" / BACKUP_DIR / stamp
     backup.mkdir(parents=True)

@@ -68,7 +68,7 @@ from core.sop import Sop
 from core.store import open_state_store
 from core.testing import FileResult, WorkspaceCache, run_file, run_spec
 from core.tools.declared import HttpTool, PythonTool
-from core.workspace import GAR_COLUMNS, read_text_file
+from core.workspace import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
 
 SOP_SUFFIXES = (".sop", ".json")
 TEST_FOLDERS = ("conversations", "tests/conversations")
@@ -464,8 +464,9 @@ class Playground:
         return out
 
     def read_sop(self, name: str) -> str:
-        """The source of an SOP file."""
-        return read_text_file(self.root / "sops" / _sop_name(name))
+        """The source of an SOP file (one leading outside the workspace through a link is refused)."""
+        rel = f"sops/{_sop_name(name)}"
+        return read_text_file(workspace_path(self.root, rel, "sops", file=rel))
 
     def check_sop(self, name: str, source: str) -> SopCheck:
         """Lint the workspace as if ``source`` were saved as ``sops/<name>`` (nothing is written)."""
@@ -781,7 +782,7 @@ class Playground:
             d = self.root / folder
             if d.is_dir():
                 found += sorted([*d.rglob("*.yaml"), *d.rglob("*.yml")])
-        return [p for p in found if self._targets_me(p)]
+        return [p for p in found if leads_outside(self.root, p) is None and self._targets_me(p)]
 
     def _targets_me(self, path: Path) -> bool:
         try:

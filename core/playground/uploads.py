@@ -6,8 +6,10 @@ playground lints on a staged copy before committing it.
 
 from __future__ import annotations
 
+import csv
 import io
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
@@ -17,6 +19,7 @@ import yaml
 
 from core.errors import Location, UserInputError
 from core.playground.changes import ChangeSet
+from core.tools.cells import map_cells, quoted, quoted_rows
 from core.tools.inventory import MAX_ROWS, check_workbook, numeric_column
 from core.workspace import MAX_FILE_BYTES, ROLES
 
@@ -98,16 +101,26 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def read_inventory(name: str, data: bytes) -> pd.DataFrame:
-    """The uploaded inventory as a table of strings.
+    """The uploaded inventory as a table of strings, as the playground will save it: a cell or column name
+    a spreadsheet would run as a formula (``=cmd|' /C calc'!A0``, ``@SUM(1+1)``, ``-2+3``) is quoted
+    (``'=cmd…``), so it is plain text in the preview, in a download of it and in the saved file
+    (core/tools/cells.py).
 
     Raises:
-        UploadError: wrong type/size/encoding, malformed CSV (with its line), no rows, blank or
-            duplicate column names.
+        UploadError: wrong type/size/encoding, malformed CSV (with its line), a workbook that cannot be read
+            (not a zip archive, XML declaring a document type or entities, XML that is not well formed, ...),
+            no rows, blank or duplicate column names.
     """
+    frame, _ = map_cells(_read_table(name, data), quoted, header=True)
+    return frame
+
+
+def _read_table(name: str, data: bytes) -> pd.DataFrame:
+    """The uploaded inventory as read, its shape checked (:func:`read_inventory`)."""
     ext = check_upload(name, data, INVENTORY_TYPES)
     try:
         if ext == ".xlsx":
-            frame = pd.read_excel(io.BytesIO(data), dtype=str, nrows=MAX_ROWS + 1).fillna("")
+            frame = _read_workbook(name, data)
         else:
             frame = pd.read_csv(io.StringIO(decode_text(name, data)), dtype=str, keep_default_na=False,
                                 skip_blank_lines=True)
@@ -116,8 +129,6 @@ def read_inventory(name: str, data: bytes) -> pd.DataFrame:
         raise UploadError(f"malformed CSV: {exc}", Location(name, int(m.group(1)) if m else 0)) from exc
     except pd.errors.EmptyDataError as exc:
         raise UploadError("the file has no header row", Location(name, 1)) from exc
-    except (ValueError, OSError, KeyError) as exc:  # openpyxl reports broken workbooks this way
-        raise UploadError(f"cannot read the workbook: {exc}", Location(name)) from exc
     cols = [str(c).strip() for c in frame.columns]
     blank = [i + 1 for i, c in enumerate(cols) if not c or c.startswith("Unnamed:")]
     if blank:
@@ -132,6 +143,66 @@ def read_inventory(name: str, data: bytes) -> pd.DataFrame:
     if frame.empty:
         raise UploadError("the file has a header row but no items", Location(name, 2))
     return frame
+
+
+def _read_workbook(name: str, data: bytes) -> pd.DataFrame:
+    """The first sheet of an uploaded workbook (checked by :func:`check_upload` first), as strings.
+
+    Raises:
+        UploadError: whatever makes the workbook unreadable (broken XML or zip parts, missing parts, values
+            of the wrong type): all are the file's fault, and all are named as such.
+    """
+    try:
+        return pd.read_excel(io.BytesIO(data), dtype=str, nrows=MAX_ROWS + 1).fillna("")
+    except pd.errors.EmptyDataError as exc:
+        raise UploadError("the file has no header row", Location(name, 1)) from exc
+    except Exception as exc:  # noqa: BLE001 - openpyxl fails on a broken workbook in many ways (ParseError, ...)
+        why = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise UploadError(f"cannot read the workbook: {why}", Location(name)) from exc
+
+
+def stored_inventory(name: str, data: bytes) -> bytes:
+    """The bytes the playground saves for an uploaded inventory: the upload itself, unless a cell (or column
+    name) is a formula to a spreadsheet; then the table with every such cell quoted (``'=cmd…``, OWASP's
+    CSV-injection advice): a CSV rewritten row by row, a workbook written again from its values (its first
+    sheet, the values :func:`read_inventory` previewed).
+
+    Raises:
+        UploadError: as :func:`read_inventory`.
+    """
+    ext = check_upload(name, data, INVENTORY_TYPES)
+    if ext == ".xlsx":
+        frame, changed = map_cells(_read_table(name, data), quoted, header=True)
+        if not changed and not _has_formulas(data):
+            return data
+        out = io.BytesIO()
+        frame.to_excel(out, index=False)
+        return out.getvalue()
+    text = decode_text(name, data)
+    try:
+        rows = list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise UploadError(f"malformed CSV: {exc}", Location(name)) from exc
+    if rows:
+        rows[0] = [c.strip() for c in rows[0]]  # column names as read_inventory reads them
+    rows, changed = quoted_rows(rows)
+    if not changed:
+        return data
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue().encode("utf-8")
+
+
+_FORMULA_ELEMENT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?f[\s>/]")
+
+
+def _has_formulas(data: bytes) -> bool:
+    """Whether a workbook's sheets hold formulas (``<f>`` elements); the workbook passed :func:`check_workbook`."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for part in archive.infolist():
+            if part.filename.startswith("xl/worksheets/") and _FORMULA_ELEMENT.search(archive.read(part)):
+                return True
+    return False
 
 
 def _norm(text: str) -> str:
@@ -252,9 +323,11 @@ def replace_top_level_block(text: str, key: str, value: Any) -> str:
 
 def inventory_change(store_yaml: str, old_source: str | None, name: str, data: bytes, mapping: dict[str, str],
                      attributes: list[str], sheet: str = "") -> ChangeSet:
-    """The files an inventory upload writes: the table itself and store.yaml's ``inventory`` block."""
+    """The files an inventory upload writes: the table itself (formulas in it quoted: :func:`stored_inventory`)
+    and store.yaml's ``inventory`` block."""
     ext = PurePath(name).suffix.lower()
     target = f"inventory{ext}"
+    data = stored_inventory(name, data)  # a formula in a cell is saved as text, never as a formula
     decl: dict[str, Any] = {"source": target, "columns": {r: c for r, c in mapping.items() if c}}
     if attributes:
         decl["attributes"] = list(attributes)

@@ -6,12 +6,13 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import UserInputError
 from core.playground.uploads import replace_top_level_block
-from core.workspace import load_store_config
+from core.workspace import leads_outside, load_store_config, store_paths
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ("store.yaml", "gar.csv", "sops", "kb", "data", "conversations")
@@ -146,24 +147,80 @@ def copy_workspace(src: Path, dst: Path) -> None:
     """Copy a workspace's own files (store.yaml, GAR, SOPs, KB, data, tests, the inventory and Python tools it
     names) into ``dst``, nothing else that shares its folder (a project environment, caches, code).
 
+    Every file copied must be inside ``src`` once ``..``, absolute paths and symbolic links are followed: a
+    template naming a file elsewhere, or holding a link to one, is refused and nothing is copied from outside.
+
     Raises:
-        UserInputError: when ``src`` holds no store.yaml.
+        UserInputError: when ``src`` holds no store.yaml, or names or links to a file outside itself.
     """
     if not (src / "store.yaml").is_file():
         raise UserInputError(f"template {src} is not a workspace (no store.yaml)")
+    home = src.resolve()
     cfg, _ = load_store_config(src / "store.yaml")
-    parts = set(CONTENT)
-    if cfg.inventory and not cfg.inventory.source.startswith(("http://", "https://")):
-        parts.add(cfg.inventory.source)
-    for tool in cfg.tools.values():
-        if tool.table:
-            parts.add(tool.table)
-        if tool.python:
-            parts.add(tool.python.split(":", 1)[0])
-    for rel in sorted(parts):
+    parts: dict[str, str] = {rel: "" for rel in CONTENT}  # path -> the store.yaml key naming it
+    for key, rel in store_paths(cfg):
+        parts.setdefault(rel, key)
+    for rel, key in sorted(parts.items()):
+        if os.path.normpath(rel or ".") == ".":
+            continue  # names no file (store.yaml's lint says so)
+        outside = leads_outside(src, rel)
+        if outside is not None:
+            what = f"its store.yaml key {key} names {rel!r}" if key else f"its {rel} is a link"
+            raise UserInputError(f"template {src}: {what}, which leads outside the template (to {outside}); "
+                                 "nothing was created")
         s = src / rel
+        to = dst / _inside_rel(rel, s, home)
         if s.is_dir():
-            shutil.copytree(s, dst / rel, ignore=shutil.ignore_patterns("__pycache__", ".state"))
+            shutil.copytree(s, to, ignore=_refuse_links_out(src, home), copy_function=_checked_copy(src, home))
         elif s.is_file():
-            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(s, dst / rel)
+            to.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(s, to)
+
+
+def _inside_rel(rel: str, path: Path, home: Path) -> Path:
+    """Where ``rel`` goes in the copy: as written when it is a plain relative path, else where it really is
+    in the template (an absolute path, or one through ``..``, must not lead the copy out of its folder)."""
+    plain = Path(os.path.normpath(rel))
+    if plain.is_absolute() or plain.parts[:1] == ("..",):
+        return path.resolve().relative_to(home)
+    return plain
+
+
+def _refuse_links_out(src: Path, home: Path) -> Callable[[str, list[str]], set[str]]:
+    """A ``copytree`` ignore function that refuses a folder leading outside the template (a symbolic link to a
+    folder elsewhere, or back to one being copied) and leaves out caches and session state."""
+    seen: set[Path] = set()
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        real = Path(folder).resolve()
+        if not real.is_relative_to(home):
+            raise UserInputError(f"template {src}: {_shown(folder, src)} is a link that leads outside the template "
+                                 f"(to {real}); nothing was created")
+        if real in seen:
+            raise UserInputError(f"template {src}: {_shown(folder, src)} is a link back to a folder it is in; "
+                                 "nothing was created")
+        seen.add(real)
+        return {n for n in names if n in ("__pycache__", ".state")}
+
+    return ignore
+
+
+def _checked_copy(src: Path, home: Path) -> Callable[[str, str], object]:
+    """A ``copytree`` copy function that refuses a file leading outside the template (a symbolic link)."""
+
+    def copy(s: str, d: str) -> object:
+        real = Path(s).resolve()
+        if not real.is_relative_to(home):
+            raise UserInputError(f"template {src}: {_shown(s, src)} is a link that leads outside the template "
+                                 f"(to {real}); nothing was created")
+        return shutil.copy2(s, d)
+
+    return copy
+
+
+def _shown(path: str, src: Path) -> str:
+    """A path of the template as its author knows it (relative to the template's folder)."""
+    try:
+        return Path(path).relative_to(src).as_posix()
+    except ValueError:
+        return path

@@ -14,12 +14,12 @@ Every implementation (SQLite now, Postgres later) honours the same rules, which
 
 from __future__ import annotations
 
-import re
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from core.errors import EngineError
 from core.models import SessionState, Trace
+from core.redaction import redact as redact  # store URLs in messages: the engine's one redaction
 
 
 @runtime_checkable
@@ -115,11 +115,3 @@ def check_save_arguments(
             f"trace belongs to session {trace.session_id!r}, "
             f"not to the saved session {state.session_id!r}"
         )
-
-
-_PASSWORD_IN_URL = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]+:)[^@\s]+@", re.I)
-
-
-def redact(text: str) -> str:
-    """A URL, or a message quoting one, with the URL's password replaced by ``***`` (never in an error)."""
-    return _PASSWORD_IN_URL.sub(r"\1***@", text)

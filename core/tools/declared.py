@@ -20,7 +20,7 @@ from typing import Any
 from core.errors import Location, ToolError, WorkspaceError
 from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
 from core.tools.inventory import read_table
-from core.workspace import ToolDecl
+from core.workspace import ToolDecl, workspace_path
 
 
 def _spec(decl: ToolDecl, side_effects: bool = False) -> ToolSpec:
@@ -36,7 +36,7 @@ class TableTool:
     def __init__(self, decl: ToolDecl, root: Path) -> None:
         self.spec = _spec(decl)
         self.decl = decl
-        self.frame = read_table(decl.table, root, decl.sheet)
+        self.frame = read_table(decl.table, root, decl.sheet, f"tools.{decl.name}.table")
         self.frame.columns = [str(c).strip() for c in self.frame.columns]
         missing = [c for c in decl.key.values() if c not in self.frame.columns]
         if missing:
@@ -275,12 +275,12 @@ def _module(path: Path, decl: ToolDecl, file: str, where: Location) -> ModuleTyp
 
 def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
     file, _, name = decl.python.partition(":")
-    home = Path(os.path.normpath(root.absolute()))
-    path = Path(os.path.normpath(home / file))  # as written: no ".." out of it, no absolute path elsewhere
     where = Location("store.yaml", decl.line)
-    if not path.is_relative_to(home):
-        raise WorkspaceError(f"tool {decl.name!r}: {file} is outside the workspace; a Python tool must be a file "
-                             "of the workspace (it runs as trusted code)", where)
+    try:  # no ".." out of it, no absolute path elsewhere, no symbolic link to a file elsewhere
+        path = Path(os.path.normpath(workspace_path(root, file, f"tools.{decl.name}.python").absolute()))
+    except WorkspaceError as exc:
+        raise WorkspaceError(f"tool {decl.name!r}: {exc.message}; a Python tool must be a file of the workspace "
+                             "(it runs as trusted code)", where) from None
     if not path.exists():
         raise WorkspaceError(f"tool {decl.name!r}: {file} does not exist", where)
     module = _module(path, decl, file, where)

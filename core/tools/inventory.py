@@ -3,7 +3,10 @@ read-only filters over the mapped inventory."""
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +18,8 @@ from core.errors import Location, ToolError, WorkspaceError
 from core.problems import Problem
 from core.text import plural_forms, tokens
 from core.tools.base import ToolSpec
-from core.workspace import DEFAULT_SEARCH_TOOL, InventoryDecl, Param, read_text_file
+from core.tools.cells import map_cells, shown
+from core.workspace import DEFAULT_SEARCH_TOOL, InventoryDecl, Param, read_text_file, workspace_path
 
 ROLE_ORDER = ("sku", "name", "category", "brand", "price", "stock")
 
@@ -63,18 +67,19 @@ def _distinct(frame: pd.DataFrame, role: str) -> list[str]:
     return sorted({str(v).strip() for v in frame[role].dropna() if str(v).strip()})
 
 
-def read_table(source: str, root: Path, sheet: str = "") -> pd.DataFrame:
-    """Read a CSV/XLSX file of the workspace (or a CSV URL) as strings.
+def read_table(source: str, root: Path, sheet: str = "", key: str = "inventory.source") -> pd.DataFrame:
+    """Read a CSV/XLSX file of the workspace (or a CSV URL) as strings; ``key`` is where store.yaml names it.
 
     Raises:
-        WorkspaceError: naming the file and what is wrong.
+        WorkspaceError: naming the file and what is wrong; a file outside the workspace (after ``..``, an
+            absolute path or a symbolic link) is refused, naming store.yaml's key and the path.
     """
     if source.startswith(("http://", "https://")):
         try:
             return pd.read_csv(source, dtype=str, keep_default_na=False)
         except Exception as exc:  # noqa: BLE001 - any failure of a remote sheet is reported the same way
             raise WorkspaceError(f"cannot read the sheet: {exc}", Location(source)) from exc
-    path = (root / source).resolve()
+    path = workspace_path(root, source, key).resolve()
     if not path.exists():
         raise WorkspaceError("file does not exist", Location(source))
     if path.suffix.lower() in (".xlsx", ".xlsm"):
@@ -87,8 +92,6 @@ def read_table(source: str, root: Path, sheet: str = "") -> pd.DataFrame:
             raise WorkspaceError(f"cannot read the spreadsheet: {exc}", Location(source)) from exc
     text = read_text_file(path, name=source)
     try:
-        import io
-
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except pd.errors.ParserError as exc:
         line = _parser_line(str(exc))
@@ -104,11 +107,9 @@ MAX_ROWS = 200_000
 
 def check_workbook(data: bytes) -> str:
     """Why an .xlsx workbook must not be opened ('' when it may): not a zip archive, or one that unpacks
-    to more than MAX_XLSX_UNPACKED bytes or compresses a part more than MAX_XLSX_RATIO times (a bomb).
-    Read from the archive's directory, before anything is decompressed."""
-    import io
-    import zipfile
-
+    to more than MAX_XLSX_UNPACKED bytes or compresses a part more than MAX_XLSX_RATIO times (a bomb),
+    both read from the archive's directory before anything is decompressed; or an XML part declaring a
+    document type or entities, or not well formed (each read up to its first element)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             parts = archive.infolist()
@@ -122,6 +123,38 @@ def check_workbook(data: bytes) -> str:
     if bomb is not None:
         ratio = bomb.file_size // max(1, bomb.compress_size)
         return f"the workbook's part {bomb.filename} is compressed {ratio:,} times: refused as a decompression bomb"
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return next((why for part in parts if not part.is_dir() and (why := _xml_part_problem(archive, part))), "")
+
+
+XML_STARTS = (b"<", b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")  # a part that is XML starts so (after spaces)
+
+
+def _xml_part_problem(archive: zipfile.ZipFile, part: zipfile.ZipInfo) -> str:
+    """Why one part of a workbook must not be parsed ('' when it may): XML declaring a document type (a DTD,
+    where entities are declared: the "billion laughs" and external-entity attacks) or XML that is not
+    well formed. Read with defusedxml up to the document's first element, where a DTD must stand."""
+    from xml.etree.ElementTree import ParseError
+
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import iterparse
+
+    try:
+        with archive.open(part) as head:
+            if not head.read(64).lstrip().startswith(XML_STARTS):
+                return ""  # not XML (a picture, a binary part): openpyxl reads it or leaves it
+        with archive.open(part) as source:
+            for _ in iterparse(source, events=("start",), forbid_dtd=True, forbid_entities=True,
+                               forbid_external=True):
+                break
+    except DefusedXmlException:
+        return (f"the workbook's part {part.filename} declares a document type or entities (<!DOCTYPE>, "
+                "<!ENTITY>): refused, a spreadsheet never needs them; save the file again from your spreadsheet "
+                "program")
+    except ParseError as exc:
+        return f"the workbook's part {part.filename} is not well-formed XML ({exc})"
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+        return f"the workbook's part {part.filename} cannot be unpacked ({exc})"
     return ""
 
 
@@ -146,6 +179,8 @@ def load_catalog(decl: InventoryDecl, root: Path) -> tuple[Catalog, list[Problem
     frame = pd.DataFrame({role: raw[col] for role, col in decl.columns.items()})
     for attr in decl.attributes:
         frame[attr] = raw[attr]
+    # a cell a spreadsheet would run as a formula is data: customers see it without its formula lead
+    frame, _ = map_cells(frame, shown, [c for c in frame.columns if c not in ("price", "stock")])
     problems: list[Problem] = []
     for role in ("price", "stock"):
         if role in frame:
