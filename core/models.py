@@ -140,4 +140,5 @@ class Trace(BaseModel):
     llm: list[dict[str, Any]] = Field(default_factory=list)
     attempts: int = 1
     latency_ms: float = 0.0
+    version: str = ""  # the workspace version that answered ("v3", "v3 + edits"; empty outside the playground)
     started_at: datetime = Field(default_factory=utcnow)

@@ -96,6 +96,7 @@ class Orchestrator:
         self.aliases = T.Aliases(aliases or {})
         self.languages = languages
         self.polite_particle = polite_particle  # how the store's Thai sentences close (ครับ / ค่ะ)
+        self.version = ""  # the workspace version answering, recorded in each trace (the playground sets it)
         self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
         answers = next((a.env.answers for a in agents.values()), None)  # one reading of values, the agents' own
         self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce, answers)  # what a message says
@@ -199,7 +200,7 @@ class Orchestrator:
         state.turn += 1
         cust = self._customer(state)
         prefs, memory_notes = self._safe_summary(cust)
-        trace = Trace(session_id=session_id, turn=state.turn, user=text)
+        trace = Trace(session_id=session_id, turn=state.turn, user=text, version=self.version)
         for left in self.store.unconfirmed_side_effects(session_id):  # a turn that ran a change but never committed
             trace.decisions.append(f"an earlier attempt (turn {left['turn']}) called {left['tool']} "
                                    f"{json.dumps(left['args'], default=str)} and never committed: it may have "

@@ -14,8 +14,9 @@ pg = services.current()
 st.title("Store")
 widgets.flash()  # what the last save did, when it redrew the page
 limit_mb = MAX_UPLOAD_BYTES // (1024 * 1024)
-tab_inv, tab_kb, tab_ws, tab_settings = st.tabs(["Inventory", "Knowledge base", "Workspaces", "Settings"],
-                                                key="store_tab", on_change="rerun")  # kept when a save redraws
+tab_inv, tab_kb, tab_ws, tab_settings, tab_versions = st.tabs(
+    ["Inventory", "Knowledge base", "Workspaces", "Settings", "Versions"],
+    key="store_tab", on_change="rerun")  # the tab is kept when a save redraws the page
 
 with tab_settings:
     now = pg.settings()
@@ -154,3 +155,43 @@ with tab_ws:
         else:
             services.switch_to(path)
             st.rerun()
+
+with tab_versions:
+    known = pg.versions()
+    st.markdown(f"This workspace now: **{pg.current_version()}**. A chat records the version that answered it "
+                "(Inspector, trace). Publish a version before a demo or a big change; roll back to one at any time.")
+    with st.form("publish_version", border=False):
+        note = st.text_input("Note", max_chars=300, key="version_note",
+                             placeholder="e.g. returns flow for the Friday demo")
+        if st.form_submit_button("Publish version", type="primary", icon=":material/new_releases:"):
+            try:
+                published = pg.publish_version(note)
+                st.success(f"Published {published.label}: {published.note}", icon=":material/check_circle:")
+                known = pg.versions()
+            except UserInputError as exc:
+                st.error(str(exc), icon=":material/error:")
+    if not known:
+        st.info("No version published yet.", icon=":material/history:")
+    else:
+        with st.container(key="version_list"):
+            st.dataframe([{"version": v.label, "note": v.note, "published (UTC)": v.created.replace("T", " "),
+                           "files": len(v.files)} for v in reversed(known)], hide_index=True, width="stretch")
+        labels = {v.label: v.number for v in known}
+        names = [*labels, "working copy"]
+        a, b = st.columns(2)
+        old = a.selectbox("Compare", names, index=max(0, len(labels) - 2), key="diff_old")
+        new = b.selectbox("with", names, index=len(names) - 1, key="diff_new")
+        changed = pg.version_diff(labels.get(old), labels.get(new))
+        with st.container(key="version_diff"):
+            if not changed:
+                st.caption(f"{old} and {new} have the same files.")
+            for rel, text in changed:
+                with st.expander(rel, expanded=len(changed) <= 3):
+                    st.code(text, language="diff")
+        c, d = st.columns([2, 1], vertical_alignment="bottom")
+        back = c.selectbox("Roll back to", list(labels), index=len(labels) - 1, key="rollback_to")
+        if d.button(f"Roll back to {back}", icon=":material/restore:", key="rollback"):
+            try:
+                widgets.saved(pg.roll_back(labels[back]), f"Roll back to {back}", redraw=True)
+            except UserInputError as exc:
+                st.error(str(exc), icon=":material/error:")

@@ -37,6 +37,7 @@ from core.memory import open_preference_memory
 from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
 from core.models import SessionState, utcnow
 from core.orchestrator import Orchestrator
+from core.playground import versions
 from core.playground.changes import (
     Backup,
     ChangeSet,
@@ -60,6 +61,7 @@ from core.playground.uploads import (
     replace_top_level_block,
     safe_filename,
 )
+from core.playground.versions import Version
 from core.problems import Problem, errors
 from core.recording import accept, chat_spec, dump, file_stem, fill_expectations
 from core.replay import Recording, ReplayReport, replay
@@ -147,6 +149,7 @@ class Playground:
         try:
             orch: Orchestrator | None = build_orchestrator(self.root, brain=self.brain, llm=self.llm,
                                                            store=self.store, memory=self.memory, loaded=ws)
+            orch.version = versions.current(self.root)  # each chat turn records the version that answered it
             error = ""
         except UserInputError as exc:
             orch, error = None, str(exc)
@@ -515,6 +518,31 @@ class Playground:
         if not (self.root / "sops" / name).exists():
             raise UserInputError(f"sops/{name} does not exist")
         return self._apply(ChangeSet(f"delete sops/{name}").delete(f"sops/{name}"), tests)
+
+    # ------------------------------------------------------------------ named versions
+    def versions(self) -> list[Version]:
+        """The workspace's published versions, oldest first."""
+        return versions.versions(self.root)
+
+    def current_version(self) -> str:
+        """Which version the workspace's files are now ("v3", "v3 + edits", "unpublished")."""
+        return versions.current(self.root)
+
+    def publish_version(self, note: str) -> Version:
+        """Publish the workspace as it is now as its next version, with a note; chats record it from then."""
+        with self._lock:
+            published = versions.publish(self.root, note)
+            if self.orch is not None:
+                self.orch.version = published.label
+        return published
+
+    def version_diff(self, old: int | None, new: int | None) -> list[tuple[str, str]]:
+        """Each file changed from version ``old`` to ``new`` (None: the files as they are now), as a diff."""
+        return versions.diff(self.root, old, new)
+
+    def roll_back(self, number: int) -> CheckResult:
+        """Make the workspace's files those of version ``number``, checked like every save and undoable."""
+        return self._apply(versions.rollback_change(self.root, number))
 
     def backups(self) -> list[Backup]:
         """Saved changes that can be undone, newest first."""

@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: 
 from core.playground.workspaces import copy_workspace
 from core.store.pgserver import free_port
 from tests.conftest import PAID_SERVICES
-from tests.ui.test_e2e import CHROMIUM, _go, _idle, _plain_editor, _say
+from tests.ui.test_e2e import CHROMIUM, SHOTS, _go, _idle, _plain_editor, _say
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(sys.executable).parents[1]  # the environment running the tests: `make run` must not build another
@@ -152,3 +152,53 @@ def test_a_kb_document_added_shows_its_count_and_indexing_without_a_reload(brows
     finally:
         page.context.close()
 
+
+
+def test_publish_diff_and_roll_back_a_version(browser: Browser, made: tuple[str, Path]) -> None:
+    page = _open(browser, made[0])
+    store = made[1] / "store.yaml"
+    try:
+        _go(page, "Store")
+        page.get_by_role("tab", name="Versions").click()
+        _idle(page)
+        page.get_by_label("Note").fill("as the demo ships")
+        page.get_by_role("button", name="Publish version").click()
+        expect(page.get_by_text("Published v1: as the demo ships")).to_be_visible()
+        _idle(page)
+        page.get_by_role("tab", name="Settings").click()
+        _idle(page)
+        page.get_by_label("Name", exact=True).fill("Gadget Hub Lab")
+        page.get_by_role("button", name="Save settings").click()
+        expect(page.get_by_text("Store settings saved and in use")).to_be_visible()
+        assert "name: Gadget Hub Lab" in store.read_text(encoding="utf-8")
+        page.get_by_role("tab", name="Versions").click()
+        _idle(page)
+        expect(page.get_by_text("v1 + edits")).to_be_visible()
+        page.get_by_label("Note").fill("lab name")
+        page.get_by_role("button", name="Publish version").click()
+        expect(page.get_by_text("Published v2: lab name")).to_be_visible()
+        _idle(page)
+        versions = page.locator(".st-key-version_list")
+        expect(versions).to_contain_text("v2")
+        page.reload()  # the list and the diff are drawn from disk
+        expect(page.get_by_role("heading", name="Store")).to_be_visible(timeout=90_000)
+        _idle(page)
+        page.get_by_role("tab", name="Versions").click()
+        _idle(page)
+        expect(page.locator(".st-key-version_diff")).to_contain_text("store.yaml")  # v1 compared with v2 first
+        expect(page.locator(".st-key-version_diff")).to_contain_text("+name: Gadget Hub Lab")
+        page.locator(".st-key-version_list").scroll_into_view_if_needed()
+        _idle(page)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "versions.png"))
+        picker = page.locator(".st-key-rollback_to input")
+        picker.click()
+        picker.fill("v1")
+        picker.press("Enter")
+        _idle(page)
+        page.get_by_role("button", name="Roll back to v1").click()
+        expect(page.get_by_text("Roll back to v1 saved and in use")).to_be_visible()
+        assert "name: Gadget Hub\n" in store.read_text(encoding="utf-8")
+        expect(page.get_by_text("This workspace now: v1", exact=False)).to_be_visible()
+    finally:
+        page.context.close()
