@@ -8,12 +8,16 @@ import os
 import sys
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from core.domain.commerce import OFFERED
 from core.errors import SopError, UserInputError
 from core.problems import errors
 from core.understanding.commands import reading_lines
 from core.workspace import read_text_file
+
+if TYPE_CHECKING:
+    from core.coverage import SopCoverage
 
 
 def _ws(args: argparse.Namespace) -> Path:
@@ -72,19 +76,54 @@ def cmd_test(args: argparse.Namespace) -> int:
     default = _ws(args) if args.workspace_given else None
     results = [run_file(f, default or _ws(args), cache) for f in files]
     passed = sum(r.passed for r in results)
-    report = {"passed": passed, "failed": len(results) - passed, "files": [r.as_dict() for r in results]}
+    report: dict[str, Any] = {"passed": passed, "failed": len(results) - passed,
+                              "files": [r.as_dict() for r in results]}
+    measure = args.coverage or args.min_coverage is not None
+    found: list[SopCoverage] = []
+    percent = 100.0
+    if measure:
+        from core.coverage import overall, step_coverage
+
+        found = step_coverage(results, {r.workspace: cache.get(Path(r.workspace)) for r in results if r.workspace})
+        reached, total, percent = overall(found)
+        report["coverage"] = {"reached": reached, "steps": total, "percent": round(percent, 1),
+                              "sops": [c.as_dict() for c in found]}
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         for r in results:
             print(f"{'PASS' if r.passed else 'FAIL'}  {r.file}  ({r.name})")
-            if r.error:
-                print(f"      error: {r.error}")
+            for line in r.error.splitlines():
+                print(f"      error: {line}")
             for i, t in enumerate(r.turns, start=1):
                 for f in t.failures:
                     print(f"      turn {i} ({t.user!r}): {f}")
         print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+        if measure:
+            _print_coverage(found)
+    low = args.min_coverage is not None and percent < args.min_coverage
+    if low:
+        print(f"step coverage {percent:.1f}% is below --min-coverage {args.min_coverage:g}%", file=sys.stderr)
+    return 0 if passed == len(results) and not low else 1
+
+
+def _print_coverage(found: list[SopCoverage]) -> None:
+    """Per SOP: steps reached, tests reaching each step, and the steps no test reaches with file:line."""
+    from core.coverage import overall
+
+    reached, total, percent = overall(found)
+    print(f"\nStep coverage: {reached} of {total} steps reached ({percent:.0f}%)")
+    for c in found:
+        where = os.path.relpath(Path(c.workspace) / c.file)
+        where = str(Path(c.workspace) / c.file) if where.startswith("..") else where
+        print(f"\n{c.id}  {where}: {c.reached} of {len(c.steps)} steps reached ({c.percent:.0f}%)")
+        width = max((len(s.id) for s in c.steps), default=0)
+        for s in c.steps:
+            label = s.label if s.label != s.id else ""
+            print(f"  {s.tests:>4} test{'s' if s.tests != 1 else ' '}  {s.id:<{width}}  {label}".rstrip())
+        for s in c.unreached:
+            label = f" ({s.label})" if s.label != s.id else ""
+            print(f"  not reached: {s.id}{label}  {where}{f':{s.line}' if s.line else ''}")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -340,6 +379,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _percent(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to 100, got {text}")
+    return value
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -364,6 +410,11 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--brain", default=None, choices=["rule", "llm", "hybrid"])
     test = add("test", "run conversation test files")
     test.add_argument("paths", nargs="+")
+    test.add_argument("--coverage", action="store_true",
+                      help="after the run, the steps of each SOP the tests reach, how many tests reach each, and "
+                           "the steps no test reaches")
+    test.add_argument("--min-coverage", type=_percent, default=None, metavar="PCT",
+                      help="exit with code 1 when the tests reach less than PCT%% of the steps (implies --coverage)")
     add("lint", "validate SOPs, GAR, store.yaml, inventory and KB")
     rerun = add("replay", "replay a recorded conversation against the workspace or an edited SOP, side by side")
     rerun.add_argument("recording", help="a session exported from the Inspector (.json) or a conversation test "

@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from core.agents import MAX_ATTEMPTS
 from core.build import Workspace, build_orchestrator, load_workspace
 from core.errors import UserInputError
@@ -17,6 +15,7 @@ from core.memory import LocalPreferenceMemory
 from core.models import GoalStatus, SessionState
 from core.orchestrator import Orchestrator
 from core.store import open_state_store
+from core.testspec import TestFileError, load_spec
 from core.tools.gateway import ToolScript
 
 EXPECT_KEYS = {"active_goal", "status", "missing", "slots", "stack", "tools", "actions", "goal_status",
@@ -44,6 +43,7 @@ class FileResult:
     name: str
     turns: list[TurnResult] = field(default_factory=list)
     error: str = ""
+    workspace: str = ""  # the folder of the workspace the conversation ran on (empty when it did not run)
 
     @property
     def passed(self) -> bool:
@@ -88,11 +88,9 @@ def collect(paths: list[str]) -> list[Path]:
 def run_file(path: Path, default_workspace: Path | None, cache: WorkspaceCache) -> FileResult:
     """Run one conversation file on a fresh temporary state store and preference store."""
     try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        return FileResult(str(path), path.stem, error=f"cannot read test file: {exc}")
-    if not isinstance(spec, dict):
-        return FileResult(str(path), path.stem, error="cannot read test file: it is not a mapping of name, turns, …")
+        spec = load_spec(path)
+    except TestFileError as exc:  # not run, so it fails with each reason where it is in the file
+        return FileResult(str(path), path.stem, error=str(exc))
     return run_spec(spec, path, default_workspace, cache)
 
 
@@ -107,7 +105,9 @@ def run_spec(spec: dict[str, Any], path: Path, default_workspace: Path | None, c
         store = open_state_store(f"sqlite:///{tmp}/sessions.sqlite")
         memory = LocalPreferenceMemory(Path(tmp) / "preferences.sqlite")
         try:
-            orch = build_orchestrator(ws_root, store=store, memory=memory, loaded=cache.get(ws_root))
+            loaded = cache.get(ws_root)
+            result.workspace = str(ws_root.resolve())
+            orch = build_orchestrator(ws_root, store=store, memory=memory, loaded=loaded)
             _run_turns(orch, spec, result)
         except UserInputError as exc:
             result.error = str(exc)

@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from core.coverage import SopCoverage, overall
 from core.explain import brief, explain
 from core.playground import CheckResult, MappingProblem
 from core.problems import Problem
@@ -190,3 +191,58 @@ def session_label(meta: dict[str, Any]) -> str:
     turns = meta.get("turns", 0)
     who = f" · customer {meta['customer_id']}" if meta.get("customer_id") else ""
     return f"{first} · {when} · {turns} turn{'s' if turns != 1 else ''}{who}"
+
+
+COVERAGE_GREENS = ("#d8f3dc", "#95d5b2", "#52b788", "#2d6a4f")  # reached by few tests -> by the most
+UNREACHED_FILL, UNREACHED_LINE = "#f8d0d0", "#d1242f"
+
+
+def coverage_paint(counts: dict[str, int]) -> tuple[dict[str, str], dict[str, str]]:
+    """Per step: the DOT colours for how many tests reach it (red when none, deeper green with more), and a
+    note saying how many."""
+    top = max(counts.values(), default=0)
+    paint: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    for step, n in counts.items():
+        if n == 0:
+            paint[step] = f'fillcolor="{UNREACHED_FILL}", color="{UNREACHED_LINE}", penwidth=2.4, fontcolor="#8b1a1a"'
+            notes[step] = "no test"
+            continue
+        shade = min(len(COVERAGE_GREENS) - 1, int(n / top * len(COVERAGE_GREENS) - 1e-9))
+        font = ', fontcolor="#ffffff"' if shade >= 2 else ""
+        paint[step] = f'fillcolor="{COVERAGE_GREENS[shade]}", color="#2d6a4f"{font}'
+        notes[step] = f"{n} test{'s' if n != 1 else ''}"
+    return paint, notes
+
+
+def coverage(found: list[SopCoverage]) -> None:
+    """Step coverage after a test run: steps reached per SOP, the steps no test reaches, and one SOP's graph
+    with each step coloured by how many tests reach it."""
+    if not found:
+        return
+    reached, total, percent = overall(found)
+    st.markdown(f"The tests reach **{reached} of {total}** SOP steps ({percent:.0f}%).")
+    st.dataframe([{"SOP": c.id, "file": c.file, "steps reached": c.reached, "steps": len(c.steps),
+                   "%": round(c.percent)} for c in found], hide_index=True, width="stretch")
+    missed = [f"- `{c.id}` · `{s.id}`" + (f" {user_text(s.label)}" if s.label != s.id else "") + f" · `{c.where(s)}`"
+              for c in found for s in c.unreached]
+    with st.container(key="coverage_unreached"):
+        if missed:
+            st.markdown(f"**Steps no test reaches** ({len(missed)})\n" + "\n".join(missed))
+        else:
+            st.success("Every step of every SOP is reached by at least one test.", icon=":material/check_circle:")
+    ids = [c.id for c in found]
+    weakest = min(range(len(found)), key=lambda i: found[i].percent)
+    pick_col, graph_col = st.columns([1, 2], gap="medium")
+    with pick_col:
+        pick = st.selectbox("SOP to draw", ids, index=weakest, key="coverage_sop")
+        shown = found[ids.index(pick)] if pick in ids else found[weakest]
+        most = max(shown.counts().values(), default=0)
+        st.markdown(f"**{user_text(shown.title)}**: {shown.reached} of {len(shown.steps)} steps reached")
+        st.caption(":red[Red]: no test reaches the step. :green[Green]: reached, deeper with more tests"
+                   + (f" (the deepest: {most} test{'s' if most != 1 else ''})." if most else "."))
+    if shown.sop is None:
+        return
+    paint, notes = coverage_paint(shown.counts())
+    with graph_col, st.container(key="coverage_graph"):
+        st.graphviz_chart(shown.sop.to_dot(paint=paint, notes=notes), width="stretch")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -135,11 +135,14 @@ class Sop:
         return names
 
     def to_dot(self, *, visited: Collection[str] = (), taken: Collection[tuple[str, str]] = (),
-               current: str | None = None) -> str:
+               current: str | None = None, paint: Mapping[str, str] | None = None,
+               notes: Mapping[str, str] | None = None) -> str:
         """Graphviz DOT of the compiled graph.
 
         ``visited`` nodes and ``taken`` edges (a conversation's path) are drawn heavy,
-        the ``current`` step outlined; with a path given, the rest is faded.
+        the ``current`` step outlined; with a path given, the rest is faded. ``paint``: further DOT
+        attributes per node id (they win over the defaults, e.g. a fill colour); ``notes``: a second
+        label line per node id.
         """
         out = [f'digraph "{self.id}" {{', "  rankdir=TB; nodesep=0.3; ranksep=0.35;",
                '  node [fontname="Helvetica", fontsize=11, style="rounded,filled", color="#8a94a6"];',
@@ -170,6 +173,10 @@ class Sop:
                 look += ', color="#1f6feb", penwidth=2.2'
             elif fade:
                 look += ', fontcolor="#8a94a6"'
+            if paint and n.id in paint:
+                look += f", {paint[n.id]}"
+            if notes and n.id in notes:
+                label += "\\n" + notes[n.id].replace('"', "'")
             out.append(f'  "{n.id}" [{look}, label="{label}"];')
             for target, cond in self._exits(n):
                 style = ', color="#1f6feb", penwidth=2.4' if (n.id, target) in edges else ""

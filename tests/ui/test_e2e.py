@@ -452,3 +452,37 @@ def test_a_chat_replayed_against_an_unsaved_sop_draft(page: Page, server: tuple[
     _shot(page, "replay", full=True)
     assert (ws / "sops" / "recommend_item.sop").read_text() == saved  # nothing saved
     (ws / ".state" / "drafts" / "sops" / "recommend_item.sop").unlink()  # later tests start without the draft
+
+
+def test_test_runs_show_step_coverage_and_an_unreadable_file(page: Page, server: tuple[str, Path]) -> None:
+    bad = server[1] / "conversations" / "typo.yaml"
+    bad.write_text("name: typo\nturns:\n  - user: hi\n    expct: {ended: true}\n", encoding="utf-8")
+    try:
+        _go(page, "Test runs")
+        page.get_by_role("button", name=re.compile("Run tests")).click()
+        # earlier tests of this module change the store (its inventory), so only the unreadable file is sure to fail
+        expect(page.get_by_text(re.compile(r"^[0-3] of 4 files passed$"))).to_be_visible(timeout=120_000)
+        _idle(page)
+        expect(page.get_by_text("line 4, column 5: unknown key 'expct' in turn 1 (did you mean 'expect'?)")) \
+            .to_be_visible()
+        unreached = page.locator(".st-key-coverage_unreached")
+        expect(unreached).to_contain_text("Steps no test reaches")
+        expect(unreached).to_contain_text("tell user no fix was found")  # troubleshooting's other branch
+        expect(unreached).to_contain_text("sops/troubleshoot.sop:")
+        steps = page.locator(".st-key-coverage_graph g.node")  # the SOP least covered is drawn first
+        expect(steps.locator(f"[fill='{UNREACHED}']").first).to_be_visible()
+        box = page.locator(".st-key-coverage_sop").get_by_role("combobox")
+        box.click()
+        box.press("ArrowDown")  # opens the list
+        page.locator("[role=option]", has_text="sales.recommend_item").click()
+        _idle(page)
+        category = steps.filter(has_text="ask user for product category")  # t1 and t3 start here
+        expect(category).to_contain_text("2 tests")
+        expect(category.locator(f"[fill='{DEEPEST_GREEN}']")).to_have_count(1)  # as many as any step has
+        expect(steps.filter(has_text="no test").locator(f"[fill='{UNREACHED}']").first).to_be_visible()
+        _shot(page, "coverage", full=True)
+    finally:
+        bad.unlink()
+
+
+UNREACHED, DEEPEST_GREEN = "#f8d0d0", "#2d6a4f"
