@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import UserInputError
-from core.playground import BLANK, create_workspace, suggest_mapping
+from core.playground import BLANK, STARTERS, NewStore, create_store, create_workspace, suggest_mapping
 from core.playground.uploads import INVENTORY_TYPES, KB_TYPES, MAX_UPLOAD_BYTES
 from core.workspace import ROLES
 from ui import services, widgets
@@ -141,7 +141,43 @@ with tab_kb:
 
 with tab_ws:
     st.markdown(f"Open: **{pg.name}** at `{pg.root}`")
-    st.markdown("#### Create a workspace")
+    st.markdown("#### Start a new store")
+    st.caption("From scratch: your settings, your inventory and documents, and the starter SOPs you pick (or none). "
+               "Nothing of the demo or of another store comes along.")
+    with st.form("new_store", border=True):
+        store_name = st.text_input("Store name", placeholder="Harbour Outfitters", key="wiz_name")
+        w1, w2 = st.columns(2)
+        wiz_currency = w1.text_input("Currency", value="USD", max_chars=3, key="wiz_currency")
+        wiz_region = w2.text_input("Region", max_chars=2, key="wiz_region", placeholder="US")
+        known_langs = pg.known_languages()
+        wiz_langs = st.multiselect("Languages customers may write in", list(known_langs), key="wiz_languages",
+                                   format_func=lambda c: f"{known_langs[c]} ({c})")
+        wiz_greeting = st.text_input("Greeting", max_chars=300, key="wiz_greeting",
+                                     placeholder="e.g. Welcome to Harbour Outfitters!")
+        wiz_description = st.text_area("Description", key="wiz_description", height=68,
+                                       placeholder="One or two sentences about what the store sells or does.")
+        st.markdown("**Starter SOPs** (edit them afterwards in the SOP studio)")
+        needs = {"kb": " Needs documents.", "inventory": " Needs an inventory."}
+        picked = [key for key, starter in STARTERS.items()
+                  if st.checkbox(f"{starter.title}: {starter.about}{needs.get(starter.needs, '')}",
+                                 key=f"wiz_starter_{key}")]
+        wiz_inventory = st.file_uploader("Inventory (CSV or XLSX; columns mapped from their headers)",
+                                         type=[t[1:] for t in INVENTORY_TYPES], key="wiz_inventory")
+        wiz_kb = st.file_uploader("Knowledge-base documents (.md, .txt, .pdf)", type=[t[1:] for t in KB_TYPES],
+                                  accept_multiple_files=True, key="wiz_kb")
+        if st.form_submit_button("Create the store and open it", type="primary", icon=":material/storefront:"):
+            try:
+                with st.spinner("Checking and creating…"):
+                    new_path = create_store(NewStore(
+                        store_name, wiz_currency, wiz_region, list(wiz_langs), wiz_greeting, wiz_description, picked,
+                        (wiz_inventory.name, wiz_inventory.getvalue()) if wiz_inventory is not None else None,
+                        [(f.name, f.getvalue()) for f in wiz_kb or []]))
+            except UserInputError as exc:
+                st.error(f"{exc} — nothing was created.", icon=":material/error:")
+            else:
+                services.switch_to(new_path)
+                st.rerun()
+    st.markdown("#### Copy a workspace")
     choices = services.workspace_choices()
     templates = {f"Copy of {label}": str(path) for label, path in choices}
     templates["Blank (one KB-answer SOP)"] = BLANK

@@ -1,9 +1,11 @@
 """Services behind the Streamlit playground (no Streamlit here): chat, SOP studio, inspector, store, tests."""
 
 from core.playground.changes import Backup, CheckResult
-from core.playground.service import Playground, SopCheck, SopFile, TurnView
+from core.playground.newstore import STARTERS, NewStore
+from core.playground.service import Playground, SopCheck, SopFile, TurnView, create_store
 from core.playground.uploads import MappingProblem, UploadError, suggest_mapping
 from core.playground.workspaces import BLANK, WorkspaceInfo, create_workspace, known_workspaces
 
-__all__ = ["BLANK", "Backup", "CheckResult", "MappingProblem", "Playground", "SopCheck", "SopFile", "TurnView",
-           "UploadError", "WorkspaceInfo", "create_workspace", "known_workspaces", "suggest_mapping"]
+__all__ = ["BLANK", "STARTERS", "Backup", "CheckResult", "MappingProblem", "NewStore", "Playground", "SopCheck",
+           "SopFile", "TurnView", "UploadError", "WorkspaceInfo", "create_store", "create_workspace",
+           "known_workspaces", "suggest_mapping"]

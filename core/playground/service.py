@@ -37,7 +37,7 @@ from core.memory import open_preference_memory
 from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
 from core.models import SessionState, utcnow
 from core.orchestrator import Orchestrator
-from core.playground import versions
+from core.playground import newstore, versions
 from core.playground.changes import (
     Backup,
     ChangeSet,
@@ -50,6 +50,7 @@ from core.playground.changes import (
     undo_last,
 )
 from core.playground.drafts import Drafts
+from core.playground.newstore import NewStore
 from core.playground.uploads import (
     INVENTORY_TYPES,
     MappingProblem,
@@ -714,31 +715,9 @@ class Playground:
                 ISO 4217 code, a region phone numbers are not known for, a language the engine cannot read,
                 a greeting over 300 characters, a polite particle that is not a short Thai word).
         """
-        import phonenumbers
-
-        name, currency, region = name.strip(), currency.strip().upper(), region.strip().upper()
-        if not name or len(name) > 80:
-            raise UploadError("store name: give a name of 1 to 80 characters")
-        if currency and not re.fullmatch(r"[A-Z]{3}", currency):
-            raise UploadError(f"currency: {currency!r} is not a three-letter ISO 4217 code such as USD, EUR or THB")
-        if region and region not in phonenumbers.SUPPORTED_REGIONS:
-            raise UploadError(f"region: {region!r} is not a two-letter country code such as US, GB or TH")
-        greeting = " ".join(greeting.split())
-        if len(greeting) > 300:
-            raise UploadError(f"greeting: {len(greeting)} characters; keep it under 300")
-        known = self.known_languages()
-        langs = [c.strip().lower() for c in languages or [] if c.strip()]
-        unknown = [c for c in langs if c not in known]
-        if unknown:
-            raise UploadError(f"languages: {', '.join(map(repr, unknown))} not known (known: {', '.join(known)})")
-        particle = (polite_particle or "").strip()
-        if particle and not re.fullmatch(r"[\u0E00-\u0E7F]{1,12}", particle):
-            raise UploadError(f"polite particle: {particle!r} is not a short Thai word such as ครับ or ค่ะ")
+        checked = checked_settings(name, currency, region, description, greeting, languages, polite_particle)
         text = read_text_file(self.root / "store.yaml")
-        values: tuple[tuple[str, Any], ...] = (
-            ("name", name), ("currency", currency), ("region", region),
-            ("description", " ".join(description.split())), ("greeting", greeting), ("languages", langs),
-            *((("polite_particle", particle),) if polite_particle is not None else ()))
+        values = tuple((k, v) for k, v in checked.items() if k != "polite_particle" or polite_particle is not None)
         for key, value in values:
             if value or re.search(rf"(?m)^{key}\s*:", text):
                 text = replace_top_level_block(text, key, value)
@@ -914,6 +893,47 @@ class Playground:
             self.workspace.kb.stop()
         self.store.close()
         self.memory.close()
+
+
+def checked_settings(name: str, currency: str = "", region: str = "", description: str = "", greeting: str = "",
+                     languages: list[str] | None = None, polite_particle: str | None = None) -> dict[str, Any]:
+    """A store's settings, tidied and checked, in store.yaml's order.
+
+    Raises:
+        UploadError: naming the field that is wrong (an empty name, a currency that is not a three-letter
+            ISO 4217 code, a region phone numbers are not known for, a language the engine cannot read,
+            a greeting over 300 characters, a polite particle that is not a short Thai word).
+    """
+    import phonenumbers
+
+    name, currency, region = name.strip(), currency.strip().upper(), region.strip().upper()
+    if not name or len(name) > 80:
+        raise UploadError("store name: give a name of 1 to 80 characters")
+    if currency and not re.fullmatch(r"[A-Z]{3}", currency):
+        raise UploadError(f"currency: {currency!r} is not a three-letter ISO 4217 code such as USD, EUR or THB")
+    if region and region not in phonenumbers.SUPPORTED_REGIONS:
+        raise UploadError(f"region: {region!r} is not a two-letter country code such as US, GB or TH")
+    greeting = " ".join(greeting.split())
+    if len(greeting) > 300:
+        raise UploadError(f"greeting: {len(greeting)} characters; keep it under 300")
+    known = Playground.known_languages()
+    langs = [c.strip().lower() for c in languages or [] if c.strip()]
+    unknown = [c for c in langs if c not in known]
+    if unknown:
+        raise UploadError(f"languages: {', '.join(map(repr, unknown))} not known (known: {', '.join(known)})")
+    particle = (polite_particle or "").strip()
+    if particle and not re.fullmatch(r"[\u0E00-\u0E7F]{1,12}", particle):
+        raise UploadError(f"polite particle: {particle!r} is not a short Thai word such as ครับ or ค่ะ")
+    return {"name": name, "currency": currency, "region": region, "description": " ".join(description.split()),
+            "greeting": greeting, "languages": langs, "polite_particle": particle}
+
+
+def create_store(spec: NewStore) -> Path:
+    """A new store from the wizard's answers (:mod:`core.playground.newstore`), its settings checked like the
+    Store page's; the new workspace's folder."""
+    settings = checked_settings(spec.name, spec.currency, spec.region, spec.description, spec.greeting,
+                                spec.languages)
+    return newstore.create_store(spec, settings)
 
 
 def _sop_name(name: str) -> str:

@@ -202,3 +202,40 @@ def test_publish_diff_and_roll_back_a_version(browser: Browser, made: tuple[str,
         expect(page.get_by_text("This workspace now: v1", exact=False)).to_be_visible()
     finally:
         page.context.close()
+
+
+def test_the_new_store_wizard_makes_a_store_with_no_demo_content(browser: Browser, made: tuple[str, Path],
+                                                                 tmp_path: Path) -> None:
+    page = _open(browser, made[0])
+    try:
+        _go(page, "Store")
+        page.get_by_role("tab", name="Workspaces").click()
+        _idle(page)
+        form = page.locator("[data-testid=stForm]").filter(has_text="Starter SOPs")
+        form.get_by_label("Store name").fill("Harbour Books")
+        form.get_by_label("Currency").fill("EUR")
+        form.get_by_label("Greeting").fill("Welcome to Harbour Books!")
+        form.get_by_label("Description").fill("A bookshop on the harbour.")
+        form.get_by_text(re.compile("^Answer a question")).click()
+        form.get_by_text(re.compile("^Request a call back")).click()
+        doc = tmp_path / "hours.md"
+        doc.write_text("# Opening hours\n\nHarbour Books opens every day from 8:00 to 20:00.\n", encoding="utf-8")
+        zone = form.locator("[data-testid=stFileUploader]").filter(has_text="Knowledge-base documents")
+        zone.locator("input[type=file]").set_input_files(str(doc))
+        expect(zone.get_by_text("hours.md")).to_be_visible()
+        _idle(page)
+        form.get_by_role("button", name="Create the store and open it").click()
+        _idle(page)
+        sidebar = page.locator("[data-testid=stSidebar]")
+        expect(sidebar).to_contain_text("Harbour Books")
+        expect(sidebar).to_contain_text("2 SOPs · 0 items")
+        store = made[1].parent / "created" / "harbour-books"
+        files = sorted(p.relative_to(store).as_posix() for p in store.rglob("*")
+                       if p.is_file() and ".state" not in p.parts)
+        assert files == ["gar.csv", "kb/hours.md", "sops/answer_question.sop", "sops/call_back.sop", "store.yaml"]
+        assert "Gadget" not in (store / "store.yaml").read_text(encoding="utf-8")
+        _go(page, "Chat")
+        reply = _say(page, "hello")
+        assert "Welcome to Harbour Books! I can help you answer a question or request a call back." in reply, reply
+    finally:
+        page.context.close()
