@@ -145,7 +145,7 @@ with tab_ws:
     st.caption("From scratch: your settings, your inventory and documents, and the starter SOPs you pick (or none). "
                "Nothing of the demo or of another store comes along.")
     with st.form("new_store", border=True):
-        store_name = st.text_input("Store name", placeholder="Harbour Outfitters", key="wiz_name")
+        store_name = st.text_input("Name of the new store", placeholder="Harbour Outfitters", key="wiz_name")
         w1, w2 = st.columns(2)
         wiz_currency = w1.text_input("Currency", value="USD", max_chars=3, key="wiz_currency")
         wiz_region = w2.text_input("Region", max_chars=2, key="wiz_region", placeholder="US")
@@ -181,7 +181,8 @@ with tab_ws:
     choices = services.workspace_choices()
     templates = {f"Copy of {label}": str(path) for label, path in choices}
     templates["Blank (one KB-answer SOP)"] = BLANK
-    name = st.text_input("Store name", placeholder="Trailhead Outfitters", key="new_ws_name")
+    name = st.text_input("Store name", placeholder="Trailhead Outfitters", key="new_ws_name",
+                         help="The name of the copy.")
     template = st.selectbox("Template", list(templates), key="new_ws_template")
     if st.button("Create and open", type="primary", icon=":material/add_business:", key="create_ws"):
         try:

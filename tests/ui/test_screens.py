@@ -212,7 +212,7 @@ def test_the_new_store_wizard_makes_a_store_with_no_demo_content(browser: Browse
         page.get_by_role("tab", name="Workspaces").click()
         _idle(page)
         form = page.locator("[data-testid=stForm]").filter(has_text="Starter SOPs")
-        form.get_by_label("Store name").fill("Harbour Books")
+        form.get_by_label("Name of the new store").fill("Harbour Books")
         form.get_by_label("Currency").fill("EUR")
         form.get_by_label("Greeting").fill("Welcome to Harbour Books!")
         form.get_by_label("Description").fill("A bookshop on the harbour.")
