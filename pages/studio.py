@@ -11,6 +11,7 @@ from streamlit_ace import st_ace
 from core.errors import UserInputError
 from core.playground import CheckResult, templates
 from core.workspace import GAR_COLUMNS
+from ui import canvas as canvas_ui
 from ui import services, widgets
 
 pg = services.current()
@@ -19,6 +20,8 @@ PICKED = "studio_sop"  # the SOP file shown, kept across reruns, tabs and pages
 HELD = "studio_held"  # a save held back because it would break conversation tests: {rel, text}
 PLAIN = "studio_plain_editor"  # the plain text area instead of the highlighting editor
 PLAIN_KEPT = "studio_plain_kept"  # that choice, kept across pages
+VIEW = "studio_view"  # the SOP as text or as a canvas of steps
+VIEW_KEPT = "studio_view_kept"
 
 
 def refresh() -> None:
@@ -82,7 +85,10 @@ tab_sops, tab_gar, tab_replay, tab_history = st.tabs(["SOPs", "Global Action Rep
 
 with tab_sops:
     files = pg.sop_files()
-    col_list, col_edit, col_graph = st.columns([1.15, 2.5, 2.35], gap="medium")
+    services.keep(VIEW, VIEW_KEPT, "Text")
+    on_canvas = st.session_state.get(VIEW) == "Canvas"
+    cols = st.columns([1.15, 4.85] if on_canvas else [1.15, 2.5, 2.35], gap="medium")  # the canvas takes the graph's
+    col_list, col_edit = cols[0], cols[1]
     with col_list:
         names = [f.name for f in files]
         labels = {f.name: f.name + ("" if f.compiled else " (has errors)") for f in files}
@@ -156,25 +162,33 @@ with tab_sops:
             source = pg.read_sop(choice)
             draft = pg.draft(rel)
             shown = source if draft is None else draft
-            services.keep(PLAIN, PLAIN_KEPT, False)
-            plain = st.toggle("Plain text editor", key=PLAIN, help="Without highlighting and lint markers.")
-            st.session_state[PLAIN_KEPT] = plain
-            if plain:
-                edited = st.text_area(rel, value=shown, height=440, key=f"src_{gen}_{choice}",
-                                      help="Press Ctrl+Enter (or click outside) to lint.")
+            view = st.segmented_control("View", ["Text", "Canvas"], key=VIEW, label_visibility="collapsed",
+                                        required=True)
+            st.session_state[VIEW_KEPT] = view
+            if view == "Canvas":  # the same draft as the text editor, edited step by step
+                edited = shown
+                check = pg.check_sop(choice, edited)
+                canvas_ui.editor(pg, rel, edited, check, refresh)
             else:
-                st.caption(f"`{rel}` · Ctrl+Enter (or **Apply**) lints; errors and warnings are marked in the "
-                           "margin at their line (hover for the message).")
-                marks = st.session_state.get(f"marks_{rel}", [])
-                edited = st_ace(value=shown, language="json" if choice.endswith(".json") else "yaml",
-                                theme="chrome", min_lines=24, max_lines=40, wrap=True, font_size=13,
-                                annotations=marks, key=f"ace_{gen}_{choice}")
-            pg.keep_draft(rel, edited)  # kept until saved or discarded: tabs, pages and reloads lose nothing
-            check = pg.check_sop(choice, edited)
-            marks = widgets.annotations([p for p in check.problems if p.file == rel])
-            if not plain and marks != st.session_state.get(f"marks_{rel}", []):
-                st.session_state[f"marks_{rel}"] = marks  # the editor shows them from the next run
-                st.rerun()
+                services.keep(PLAIN, PLAIN_KEPT, False)
+                plain = st.toggle("Plain text editor", key=PLAIN, help="Without highlighting and lint markers.")
+                st.session_state[PLAIN_KEPT] = plain
+                if plain:
+                    edited = st.text_area(rel, value=shown, height=440, key=f"src_{gen}_{choice}",
+                                          help="Press Ctrl+Enter (or click outside) to lint.")
+                else:
+                    st.caption(f"`{rel}` · Ctrl+Enter (or **Apply**) lints; errors and warnings are marked in the "
+                               "margin at their line (hover for the message).")
+                    marks = st.session_state.get(f"marks_{rel}", [])
+                    edited = st_ace(value=shown, language="json" if choice.endswith(".json") else "yaml",
+                                    theme="chrome", min_lines=24, max_lines=40, wrap=True, font_size=13,
+                                    annotations=marks, key=f"ace_{gen}_{choice}")
+                pg.keep_draft(rel, edited)  # kept until saved or discarded: tabs, pages and reloads lose nothing
+                check = pg.check_sop(choice, edited)
+                marks = widgets.annotations([p for p in check.problems if p.file == rel])
+                if not plain and marks != st.session_state.get(f"marks_{rel}", []):
+                    st.session_state[f"marks_{rel}"] = marks  # the editor shows them from the next run
+                    st.rerun()
             dirty = edited != source
             c1, c2 = st.columns([1, 2])
             if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):
@@ -199,8 +213,10 @@ with tab_sops:
             widgets.problems(check.problems, ok_text="Compiles: no errors.")
             for step in dict.fromkeys(p.unknown_action for p in check.problems if p.unknown_action):
                 quick_fix(step)
-    with col_graph:
-        if choice and check.sop is not None:
+    with cols[-1]:
+        if on_canvas:
+            pass
+        elif choice and check.sop is not None:
             st.markdown(f"**{check.sop.title}** · id `{check.sop.id}` · priority {check.sop.priority} · "
                         f"{len(check.sop.nodes)} nodes · {len(check.sop.triggers)} triggers")
             st.graphviz_chart(check.sop.to_dot(), width="stretch")

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from core import text as T
 from core.build import Workspace
+from core.gar import GarIndex
 from core.slots import infer_type
 from core.sop import Node, Sop
+from core.sop.canvas import Canvas, Format, open_canvas
 from core.tools.kb import KB_TOOL
 from core.workspace import GarRow
 
@@ -94,6 +96,12 @@ def pickers(ws: Workspace, sop: Sop | None = None) -> Pickers:
     return Pickers(actions, {r.action: r for r in rows}, tools, slots, agents, agent_tools, sops, articles, values)
 
 
+def canvas_for(ws: Workspace, source: str, rel: str) -> Canvas:
+    """The canvas of an SOP file's source, its text steps matched against the workspace's GAR."""
+    fmt: Format = "json" if rel.endswith(".json") else "text"
+    return open_canvas(source, fmt, rel, GarIndex(ws.files.gar, ws.embedder))
+
+
 def _result_name(node: Node) -> str:
     """What a text SOP's conditions call a tool step's result: the thing its tool is named after
     (``orders.lookup`` -> ``order``) when the step's words allow it, else ``result``."""
@@ -138,4 +146,4 @@ def _articles(ws: Workspace) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["KB_TOOL", "Pickers", "SlotChoice", "ToolChoice", "pickers"]
+__all__ = ["KB_TOOL", "Pickers", "SlotChoice", "ToolChoice", "canvas_for", "pickers"]

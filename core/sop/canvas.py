@@ -365,6 +365,66 @@ def delete_step(canvas: Canvas, node_id: str) -> Edit:
     return _text_delete(canvas, node)
 
 
+def declare_slot(canvas: Canvas, name: str, spec: str) -> Edit:
+    """Declare what a slot holds in the SOP itself (its ``slots``), e.g. ``confirmed: yes_no``; a slot declared
+    so already is left as it is."""
+    from core.slots import type_problem
+
+    name, spec = name.strip(), spec.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise CanvasError(f"{name!r} is not a slot name (letters, digits and _)")
+    wrong = type_problem(spec, None)
+    if wrong:
+        raise CanvasError(wrong)
+    if canvas.sop is not None and canvas.sop.slots.get(name) == spec:
+        return Edit(canvas.source)
+    if canvas.format == "json":
+        doc, _nodes = _doc(canvas.source)
+        slots = doc.get("slots")
+        if slots is not None and slots.kind == "object":
+            return Edit(jsonspan.set_member(canvas.source, slots, name, jsonspan.dump(spec)))
+        keys = [m.key for m in doc.members]
+        anchor = next((k for k in ("triggers", "priority", "agent", "version", "description", "name", "id")
+                       if k in keys), None)
+        return Edit(jsonspan.set_member(canvas.source, doc, "slots", jsonspan.dump({name: spec}), after=anchor))
+    return Edit(_front_matter_slot(canvas.source, name, spec))
+
+
+def declare_after(canvas: Canvas, edit: Edit, name: str, spec: str) -> Edit:
+    """``edit`` followed by :func:`declare_slot` on its result (the step it selects kept)."""
+    again = open_canvas(edit.source, canvas.format, canvas.file, canvas.resolver)
+    return Edit(declare_slot(again, name, spec).source, edit.selected)
+
+
+def _front_matter_slot(source: str, name: str, spec: str) -> str:
+    """A text SOP's front matter with ``name: spec`` under ``slots:`` (the key written when it is missing)."""
+    raw = source.splitlines(keepends=True)
+    nl = "\r\n" if "\r\n" in source else "\n"
+    if not raw or raw[0].strip() != "---":
+        return f"---{nl}slots: {{{name}: {spec}}}{nl}---{nl}" + source
+    close = next((i for i in range(1, len(raw)) if raw[i].strip() == "---"), None)
+    if close is None:
+        raise CanvasError("the front matter has no closing '---'")
+    at = next((i for i in range(1, close) if re.match(r"slots\s*:", raw[i])), None)
+    if at is None:
+        return "".join(raw[:close] + [f"slots: {{{name}: {spec}}}{nl}"] + raw[close:])
+    line = raw[at].rstrip("\r\n")
+    ending = raw[at][len(line):]
+    inline = re.match(r"(slots\s*:\s*\{)(.*)\}\s*$", line)
+    if inline:
+        items = [x for x in (i.strip() for i in inline.group(2).split(",")) if x and not x.startswith(f"{name}:")]
+        raw[at] = f"{inline.group(1)}{', '.join([*items, f'{name}: {spec}'])}}}{ending}"
+        return "".join(raw)
+    block = [i for i in range(at + 1, close) if raw[i][:1] in (" ", "\t")]
+    lead = re.match(r"[ \t]*", raw[block[0]]).group(0) if block else "  "  # type: ignore[union-attr]
+    for i in block:
+        if re.match(rf"[ \t]*{re.escape(name)}\s*:", raw[i]):
+            raw[i] = f"{lead}{name}: {spec}{raw[i][len(raw[i].rstrip(chr(13) + chr(10))):]}"
+            return "".join(raw)
+    end = block[-1] + 1 if block else at + 1
+    return "".join(raw[:end] + [f"{lead}{name}: {spec}{nl}"] + raw[end:])
+
+
 def _node(canvas: Canvas, node_id: str) -> CanvasNode:
     node = canvas.nodes.get(node_id)
     if node is None:
