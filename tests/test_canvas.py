@@ -25,6 +25,7 @@ from core.sop.canvas import (
     build_condition,
     check_condition,
     connect,
+    declare_slot,
     delete_step,
     open_canvas,
     update_step,
@@ -264,6 +265,25 @@ def test_json_edits_change_only_what_they_touch() -> None:
     assert renamed.source == JSON_SOP.replace("Your order number?", "What is your order number?")
     dropped = update_step(canvas, "ask", {"result_key": ""})
     assert dropped.source == JSON_SOP.replace(', "resultKey": "order_id"', "")
+
+
+def test_a_slot_kind_is_declared_in_the_sop_itself() -> None:
+    canvas = open_canvas(JSON_SOP, "json", "sops/mini.json")
+    done = declare_slot(canvas, "order_id", "id(NW-12345)")
+    assert done.source == JSON_SOP.replace('"name": "Mini",', '"name": "Mini",   "slots": {"order_id": '
+                                           '"id(NW-12345)"},')
+    again = declare_slot(open_canvas(done.source, "json", "sops/mini.json"), "confirmed", "yes_no")
+    assert '"slots": {"order_id": "id(NW-12345)", "confirmed": "yes_no"}' in again.source
+    with pytest.raises(CanvasError, match="unknown slot type"):
+        declare_slot(canvas, "x", "colour")
+    text = open_canvas(CRLF_SOP, "text", "sops/mini.sop")
+    head = declare_slot(text, "order_id", "id").source
+    assert head.startswith("---\r\nid: care.mini\r\ntitle: Mini\r\nslots: {order_id: id}\r\n---\r\n")
+    both = declare_slot(open_canvas(head, "text", "sops/mini.sop"), "return_item", "text").source
+    assert "slots: {order_id: id, return_item: text}\r\n" in both
+    block = "---\nid: a.b\nslots:\n  day: date\n---\nterminate the flow\n"
+    assert declare_slot(open_canvas(block, "text", "sops/b.sop"), "phone", "phone").source == \
+        block.replace("  day: date\n", "  day: date\n  phone: phone\n")
 
 
 def test_text_arrows_that_text_cannot_write_are_refused_with_a_reason(embedder: CachedEmbedder) -> None:
