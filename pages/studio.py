@@ -77,6 +77,50 @@ def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str
             refresh()
 
 
+HELD_ACTION = "studio_held_action"  # a create, duplicate or delete held by conversation tests: {what, run, after}
+
+
+def checked_action(what: str, run: Callable[[str], CheckResult], after: Callable[[], None]) -> None:
+    """Run a checked change (a new, duplicated or deleted SOP) the way every save runs: when conversation tests
+    would break, keep it held with the same three ways on as an edit (see :func:`held_action`)."""
+    result = run("check")
+    if result.saved:
+        st.session_state.pop(HELD_ACTION, None)
+        widgets.saved(result, what)
+        after()
+    elif result.broken:
+        st.session_state[HELD_ACTION] = {"what": what, "run": run, "after": after, "result": result}
+        st.rerun()
+    else:
+        widgets.saved(result, what)
+
+
+def held_action() -> None:
+    """A held create, duplicate or delete: what breaks, then Save anyway, Accept the new replies, or Keep
+    editing (drop it), as for every save."""
+    held = st.session_state.get(HELD_ACTION)
+    if not held:
+        return
+    with st.container(border=True, key="held_action"):
+        widgets.saved(held["result"], held["what"])
+        done = None
+        if st.button("Save anyway", icon=":material/warning:", key="held_action_anyway", width="stretch"):
+            done = held["run"]("skip")
+        if st.button("Accept the new replies", icon=":material/published_with_changes:", key="held_action_accept",
+                     width="stretch", help="Save, and update the expectations of the tests that break to what the "
+                                           "agent does now. One undo takes both back."):
+            done = held["run"]("accept")
+        if st.button("Keep editing", key="held_action_keep", width="stretch",
+                     help="Leave it unsaved: pick another name, or change what breaks the tests first."):
+            st.session_state.pop(HELD_ACTION, None)
+            st.rerun()
+        if done is not None:
+            st.session_state.pop(HELD_ACTION, None)
+            widgets.saved(done, held["what"])
+            if done.saved:
+                held["after"]()
+
+
 st.title("SOP studio")
 st.caption("Write SOPs as indented text in the paper's style or as JSON node graphs. Lint runs as you edit; "
            "saving is refused while there are errors, and every save can be undone.")
@@ -106,12 +150,15 @@ with tab_sops:
                 try:
                     stem = new_name.strip().rsplit(".", 1)[0] if new_name.strip() else ""
                     fname = f"{stem}.{'sop' if fmt == 'text' else 'json'}" if stem else ""
-                    result = pg.save_sop(fname, templates.new_sop(pg.workspace, stem, fmt), create=True)
-                    widgets.saved(result, f"sops/{fname}")
-                    if result.saved:
+                    source = templates.new_sop(pg.workspace, stem, fmt)
+
+                    def opened(fname: str = fname) -> None:
                         st.session_state[PICKED] = fname
                         refresh()
                         st.rerun()
+
+                    checked_action(f"sops/{fname}", lambda mode, f=fname, src=source: pg.save_sop(
+                        f, src, create=True, tests=mode), opened)
                 except UserInputError as exc:
                     st.error(str(exc))
         with st.popover("Import STAR flow", icon=":material/input:", width="stretch"):
@@ -142,17 +189,16 @@ with tab_sops:
                                           key=f"dup_name_{choice}")
                 if st.button("Duplicate", key="duplicate_sop"):
                     try:
-                        widgets.saved(pg.duplicate_sop(choice, copy_name), f"sops/{copy_name}")
-                        refresh()
-                        st.rerun()
+                        checked_action(f"sops/{copy_name}", lambda mode, c=choice, n=copy_name: pg.duplicate_sop(
+                            c, n, tests=mode), lambda: (refresh(), st.rerun()))
                     except UserInputError as exc:
                         st.error(str(exc))
             with st.popover("Delete", icon=":material/delete:", width="stretch"):
                 st.write(f"Delete `sops/{choice}`? It is backed up and can be undone.")
                 if st.button("Delete", type="primary", key="delete_sop"):
-                    widgets.saved(pg.delete_sop(choice), f"deletion of sops/{choice}")
-                    refresh()
-                    st.rerun()
+                    checked_action(f"deletion of sops/{choice}", lambda mode, c=choice: pg.delete_sop(c, tests=mode),
+                                   lambda: (refresh(), st.rerun()))
+        held_action()
 
     with col_edit:
         if not choice:

@@ -491,8 +491,8 @@ class Playground:
         return self._apply(ChangeSet(f"{'create' if create else 'save'} sops/{name}").put(f"sops/{name}", source),
                            tests)
 
-    def duplicate_sop(self, name: str, new_name: str) -> CheckResult:
-        """Copy an SOP under a new file name and a new id."""
+    def duplicate_sop(self, name: str, new_name: str, tests: Tests = "check") -> CheckResult:
+        """Copy an SOP under a new file name and a new id (checked like a save, see :meth:`_apply`)."""
         new = _sop_name(new_name)
         source = self.read_sop(name)
         new_id = Path(new).stem
@@ -511,7 +511,7 @@ class Playground:
             source = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         else:
             source = re.sub(r"^(id:\s*).*$", lambda m: m.group(1) + new_id, source, count=1, flags=re.M)
-        return self.save_sop(new, source, create=True)
+        return self.save_sop(new, source, create=True, tests=tests)
 
     def delete_sop(self, name: str, tests: Tests = "check") -> CheckResult:
         """Delete an SOP (backed up, undoable), unless that breaks a passing conversation test."""

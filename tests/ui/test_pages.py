@@ -75,6 +75,23 @@ def test_studio_new_sop_and_undo(at: AppTest, app_ws: Path) -> None:
     assert not (app_ws / "sops" / "refund_request.sop").exists()
 
 
+def test_a_new_sop_held_by_a_test_offers_the_three_ways_on(at: AppTest, app_ws: Path) -> None:
+    (app_ws / "conversations").mkdir(exist_ok=True)
+    (app_ws / "conversations" / "returns_talk.yaml").write_text(
+        "name: returns talk\nturns:\n  - user: I need help with returns\n    expect: {active_goal: null}\n",
+        encoding="utf-8")
+    at.switch_page("pages/studio.py").run()
+    at.text_input(key="new_sop_name").set_value("returns").run()
+    at.button(key="create_sop").click().run()
+    assert not at.exception, at.exception
+    assert not (app_ws / "sops" / "returns.sop").exists()  # held: nothing written, nothing live in the chat
+    assert any("would break 1 conversation test" in w.value for w in at.warning)
+    assert at.button(key="held_action_accept") is not None and at.button(key="held_action_keep") is not None
+    at.button(key="held_action_anyway").click().run()
+    assert (app_ws / "sops" / "returns.sop").exists()
+    assert "studio_held_action" not in at.session_state
+
+
 def test_inspector_shows_timeline_and_export(at: AppTest) -> None:
     _chat(at, "Recommend a gaming mouse")
     _chat(at, "My laptop battery drains fast, how do I fix it?")
