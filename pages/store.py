@@ -181,8 +181,7 @@ with tab_ws:
     choices = services.workspace_choices()
     templates = {f"Copy of {label}": str(path) for label, path in choices}
     templates["Blank (one KB-answer SOP)"] = BLANK
-    name = st.text_input("Store name", placeholder="Trailhead Outfitters", key="new_ws_name",
-                         help="The name of the copy.")
+    name = st.text_input("Store name", placeholder="Trailhead Outfitters", key="new_ws_name")
     template = st.selectbox("Template", list(templates), key="new_ws_template")
     if st.button("Create and open", type="primary", icon=":material/add_business:", key="create_ws"):
         try:

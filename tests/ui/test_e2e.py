@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from core.store.pgserver import free_port
 from tests.conftest import PAID_SERVICES
@@ -352,7 +353,8 @@ def test_an_sop_edit_survives_a_gar_save_and_a_page_switch(page: Page, server: t
 def test_a_chat_saved_as_a_test_runs_green_and_a_breaking_save_shows_the_break(
         page: Page, server: tuple[str, Path]) -> None:
     ws = server[1]
-    _new_chat(page, "Recommend a gaming mouse", "1500")
+    # replies and messages with brackets, colons, quotes and question marks ("…budget? (a budget, e.g. 1500)")
+    _new_chat(page, 'Recommend a gaming mouse: a "light" one [for travel]?', "1500")
     sidebar = page.locator("[data-testid=stSidebar]")
     sidebar.get_by_role("button", name=re.compile("Save chat as test")).click()
     page.get_by_label("Test name").fill("browser mouse")
@@ -360,7 +362,9 @@ def test_a_chat_saved_as_a_test_runs_green_and_a_breaking_save_shows_the_break(
     _idle(page)
     page.get_by_role("button", name=re.compile("Save as test")).click()
     expect(page.get_by_text("it passes.")).to_be_visible()
-    assert (ws / "conversations" / "browser_mouse.yaml").is_file()
+    saved = yaml.safe_load((ws / "conversations" / "browser_mouse.yaml").read_text(encoding="utf-8"))
+    assert saved["turns"][0]["user"] == 'Recommend a gaming mouse: a "light" one [for travel]?'
+    assert any("? (" in phrase for phrase in saved["turns"][0]["expect"]["reply_contains"])
     page.keyboard.press("Escape")
     _go(page, "Test runs")
     page.get_by_role("button", name=re.compile("Run tests")).click()
@@ -460,8 +464,11 @@ def test_test_runs_show_step_coverage_and_an_unreadable_file(page: Page, server:
     try:
         _go(page, "Test runs")
         page.get_by_role("button", name=re.compile("Run tests")).click()
-        # earlier tests of this module change the store (its inventory), so only the unreadable file is sure to fail
-        expect(page.get_by_text(re.compile(r"^[0-3] of 4 files passed$"))).to_be_visible(timeout=120_000)
+        # earlier tests of this module change the store (its inventory) and save chats as tests, so only the
+        # unreadable file is sure to fail
+        files = len(list((server[1] / "conversations").glob("*.yaml")))
+        expect(page.get_by_text(re.compile(rf"^\d+ of {files} files passed$"))).to_be_visible(timeout=120_000)
+        assert not page.get_by_text(f"{files} of {files} files passed", exact=True).is_visible()
         _idle(page)
         expect(page.get_by_text("line 4, column 5: unknown key 'expct' in turn 1 (did you mean 'expect'?)")) \
             .to_be_visible()
@@ -476,8 +483,8 @@ def test_test_runs_show_step_coverage_and_an_unreadable_file(page: Page, server:
         box.press("ArrowDown")  # opens the list
         page.locator("[role=option]", has_text="sales.recommend_item").click()
         _idle(page)
-        category = steps.filter(has_text="ask user for product category")  # t1 and t3 start here
-        expect(category).to_contain_text("2 tests")
+        category = steps.filter(has_text="ask user for product category")  # t1, t3 and any saved chat start here
+        expect(category).to_contain_text(re.compile(r"[2-9] tests"))
         expect(category.locator(f"[fill='{DEEPEST_GREEN}']")).to_have_count(1)  # as many as any step has
         expect(steps.filter(has_text="no test").locator(f"[fill='{UNREACHED}']").first).to_be_visible()
         _shot(page, "coverage", full=True)
