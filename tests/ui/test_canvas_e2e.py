@@ -8,28 +8,17 @@ unchanged, stays byte for byte what it was.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from core.store.pgserver import free_port
-from tests.conftest import PAID_SERVICES
+from tests.ui.browser import SHOTS, need_chromium, serve
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
-
-if CHROMIUM is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("chromium is not installed: .ci/run installs it with apt-get")
-    pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
+CHROMIUM = need_chromium()
 
 from playwright.sync_api import Browser, FrameLocator, Locator, Page, expect, sync_playwright  # noqa: E402
 
@@ -44,32 +33,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     ws = base / "ws"
     shutil.copytree(ROOT / "examples" / "retail_care", ws, ignore=shutil.ignore_patterns(".state", "conversations"))
     (ws / "sops" / "returns.sop").unlink()
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in PAID_SERVICES}
-    env |= {"SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
-    log = (base / "streamlit.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
-                             str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"streamlit did not start: {(base / 'streamlit.log').read_text()}") from None
-            time.sleep(0.3)
-    yield url, ws
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with serve(ws, base) as url:
+        yield url, ws
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +165,8 @@ def test_a_returns_procedure_built_on_the_canvas_alone_saves_and_runs_in_the_cha
     _added(me, 6)
 
     expect(page.get_by_text("Compiles: no errors.")).to_be_visible()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "canvas.png"))  # not an interaction: the README's picture of the canvas
     me.click(page.get_by_role("button", name="Save"))
     expect(page.get_by_text("sops/quick_return.json saved and in use.")).to_be_visible()
     saved = (ws / "sops" / "quick_return.json").read_text(encoding="utf-8")

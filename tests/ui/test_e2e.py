@@ -7,31 +7,19 @@ and mapped then recommended from, bad uploads refused. Screenshots go to ``docs/
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from core.store.pgserver import free_port
-from tests.conftest import PAID_SERVICES
 from tests.playground.conftest import snapshot
+from tests.ui.browser import SHOTS, need_chromium, serve
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "docs" / "_shots"
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
-
-if CHROMIUM is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("chromium is not installed: .ci/run installs it with apt-get")
-    pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
+CHROMIUM = need_chromium()
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
@@ -50,32 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     for name in ("t1_sales_dependency.yaml", "t2_support_dependency.yaml", "t3_interleaving.yaml"):
         text = (ROOT / "tests" / "conversations" / name).read_text(encoding="utf-8")
         (ws / "conversations" / name).write_text(text.replace("workspace: ../..\n", ""), encoding="utf-8")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in PAID_SERVICES}
-    env |= {"SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
-    log = (base / "streamlit.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
-                             str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"streamlit did not start: {(base / 'streamlit.log').read_text()}") from None
-            time.sleep(0.3)
-    yield url, ws
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with serve(ws, base) as url:
+        yield url, ws
 
 
 @pytest.fixture(scope="module")

@@ -5,26 +5,21 @@ knowledge base's indexing shows its progress, and at phone width the newest repl
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402  (after the skip above)
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from core.playground.workspaces import copy_workspace
-from core.store.pgserver import free_port
-from tests.conftest import PAID_SERVICES
-from tests.ui.test_e2e import CHROMIUM, SHOTS, _go, _idle, _plain_editor, _say
+from tests.ui.browser import SHOTS, need_chromium, serve
+from tests.ui.test_e2e import _go, _idle, _plain_editor, _say
+
+CHROMIUM = need_chromium()
 
 ROOT = Path(__file__).resolve().parents[2]
-VENV = Path(sys.executable).parents[1]  # the environment running the tests: `make run` must not build another
 
 
 @pytest.fixture(scope="module")
@@ -34,33 +29,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     ws = base / "ws"
     ws.mkdir()
     copy_workspace(ROOT, ws)
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in PAID_SERVICES}
-    env |= {"SOP_WORKSPACE": str(ws), "SOP_WORKSPACES_DIR": str(base / "created")}
-    log = (base / "make.log").open("w")
-    proc = subprocess.Popen(["make", "-s", "-o", f"{VENV}/.ready", "run", f"VENV={VENV}", f"PORT={port}",
-                             "STREAMLIT_ARGS=--server.address 127.0.0.1 --server.headless true"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                raise RuntimeError(f"make run did not serve on port {port}: {(base / 'make.log').read_text()}") \
-                    from None
-            time.sleep(0.3)
-    yield url, ws
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
+    with serve(ws, base, via_make=True) as url:
+        yield url, ws
 
 
 @pytest.fixture(scope="module")
