@@ -27,8 +27,8 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "clause_comma_joiners", "clause_request_starts", "excludes", "route_from", "route_to", "route_stops",
          "route_start_words", "route_end_words", "date_words", "month_names", "ordinals", "subordinate", "hedges",
          "item_questions", "general_verbs", "list_joiners", "label_synonyms", "label_joiners", "ending_phrases",
-         "name_intro", "name_outro", "default_markers", "replaces", "same_as_before", "not_wanted", "likes", "alternative_joiners",
-         "particles", "function_words", "ask_leads", "ask_to_leads",
+         "name_intro", "name_outro", "default_markers", "replaces", "same_as_before", "not_wanted", "likes",
+         "alternative_joiners", "particles", "function_words", "ask_leads", "ask_to_leads",
          "ask_tails", "customer_words", "cheaper", "pricier", "negation")
 SETTINGS = ("language", "script", "name")
 

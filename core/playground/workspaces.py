@@ -18,39 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ("store.yaml", "gar.csv", "sops", "kb", "data", "conversations")
 BLANK = "blank"
 
-BLANK_FILES = {
-    "store.yaml": """name: {name}
-currency: USD
-description: A new store. Upload an inventory and knowledge-base files on the Store page.
-agents:
-  support:
-    goals: "support.*"
-    tools: [knowledge_base.search, math.evaluate]
-""",
-    "gar.csv": """action,action_type,user_interaction_metadata,api,params
-ask user what the question is about,ask_user_input,"a short description of the question",,topic
-search the knowledge base,api_call|external_knowledge,,knowledge_base.search,topic
-share the answer with the user,message_to_user,Here is what I found.,,
-tell user no answer was found,message_to_user,"I couldn't find that in our help articles yet. We will follow up.",,
-""",
-    "sops/answer_question.sop": """---
-id: support.answer_question
-title: Answer a question
-triggers:
-  - I have a question
-  - when are you open
-  - how does it work
----
-ask user what the question is about
-search the knowledge base
-if an answer is found:
-    share the answer with the user
-    terminate the flow
-else:
-    tell user no answer was found
-    terminate the flow
-""",
-    "kb/welcome.md": """# Welcome
+WELCOME = """# Welcome
 
 This is the first knowledge-base article of {name}. Replace it with your own documents
 on the Store page.
@@ -58,8 +26,9 @@ on the Store page.
 ## Opening hours
 
 We are open every day from 9:00 to 18:00.
-""",
-}
+"""
+"""The blank template's one knowledge-base article (``{name}``: the store's name)."""
+
 
 
 @dataclass(frozen=True)
@@ -126,16 +95,19 @@ def create_workspace(name: str, template: Path | str) -> Path:
     dest = user_workspaces_dir() / slug
     if dest.exists():
         raise UserInputError(f"a workspace folder named {slug!r} already exists in {dest.parent}")
+    if str(template) == BLANK:  # a new store with one starter SOP that answers from its one article
+        from core.playground.newstore import NewStore, create_store
+
+        return create_store(NewStore(name.strip(), starters=["answer_question"],
+                                     kb=[("welcome.md", WELCOME.replace("{name}", name.strip()).encode())]),
+                            {"name": name.strip(), "currency": "USD",
+                             "description": "A new store. Upload an inventory and knowledge-base files on the Store "
+                                            "page."})
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{slug}-", dir=dest.parent) as tmp:
         build = Path(tmp) / slug
         build.mkdir()
-        if str(template) == BLANK:
-            for rel, text in BLANK_FILES.items():
-                (build / rel).parent.mkdir(parents=True, exist_ok=True)
-                (build / rel).write_text(text.replace("{name}", name.strip()), encoding="utf-8")
-        else:
-            copy_workspace(Path(template), build)
+        copy_workspace(Path(template), build)
         store = build / "store.yaml"
         store.write_text(replace_top_level_block(store.read_text(encoding="utf-8"), "name", name.strip()),
                          encoding="utf-8")

@@ -3,6 +3,7 @@ once ``..``, absolute paths and symbolic links are followed, or it is refused na
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from core.build import build_orchestrator, load_workspace
 from core.errors import UserInputError, WorkspaceError
 from core.playground import Playground, create_workspace
-from core.playground.workspaces import BLANK_FILES
+from core.playground.workspaces import copy_workspace
 from core.problems import errors
 from core.retrieval import CachedEmbedder
 
@@ -20,6 +21,8 @@ JSON_SOP = """{"id": "support.hello", "name": "Hello", "description": "d", "vers
  "a": {"id": "a", "type": "action", "description": "say", "messageTemplate": "Hi.", "nextNodes": ["end"]},
  "end": {"id": "end", "type": "end", "description": "done"}}}
 """
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _store(extra: str = "") -> str:
@@ -188,10 +191,8 @@ def test_sops_kb_store_and_gar_linked_from_outside_are_problems_and_not_loaded(t
 def test_an_upload_into_a_folder_linked_outside_the_workspace_writes_nothing_there(
         tmp_path: Path, embedder: CachedEmbedder) -> None:
     ws = tmp_path / "ws"
-    for rel, text in BLANK_FILES.items():
-        if not rel.startswith("kb/"):
-            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-            (ws / rel).write_text(text.replace("{name}", "Probe"), encoding="utf-8")
+    copy_workspace(ROOT / "examples" / "outdoor", ws)
+    shutil.rmtree(ws / "kb")
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (ws / "kb").symlink_to(outside, target_is_directory=True)

@@ -25,7 +25,7 @@ def test_publish_list_diff_and_roll_back(pg: Playground) -> None:
     assert pg.current_version() == "v1 + edits"
     assert pg.send("a", "hello").trace["version"] == "v1 + edits"
     v2 = pg.publish_version("goodbye wording")
-    assert [v.label for v in pg.versions()] == ["v1", "v2"] and pg.current_version() == "v2"
+    assert v2.label == "v2" and [v.label for v in pg.versions()] == ["v1", "v2"] and pg.current_version() == "v2"
     assert pg.send("b", "hello").trace["version"] == "v2"  # a chat records the version that answered it
 
     changed = dict(pg.version_diff(1, 2))

@@ -12,11 +12,15 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from core.store.pgserver import free_port
 from tests.conftest import PAID_SERVICES
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "_shots"  # screenshots the browser tests take (the README's pictures come from here)
@@ -76,3 +80,27 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    """Debian's Chromium, headless, driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=need_chromium(), args=["--no-sandbox", "--disable-dev-shm-usage"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_app(browser: Browser, url: str, width: int = 1440, height: int = 1000) -> Page:
+    """A fresh browser context on the app, once its first page (the chat) is drawn; close ``page.context``."""
+    from playwright.sync_api import expect
+
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    expect(page.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    return page

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.browser import SHOTS, need_chromium, serve
+from tests.ui.browser import SHOTS, chromium, need_chromium, open_app, serve
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = need_chromium()
+need_chromium()  # without Chromium the module is skipped
 
-from playwright.sync_api import Browser, FrameLocator, Locator, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, FrameLocator, Locator, Page, expect  # noqa: E402
 
 expect.set_options(timeout=45_000)
 FLOW = "iframe[title='streamlit_flow.streamlit_flow']"
@@ -39,21 +39,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture()
 def page(browser: Browser, server: tuple[str, Path]) -> Iterator[Page]:
-    ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(server[0])
-    expect(pg.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    pg = open_app(browser, server[0], 1500, 1100)
     yield pg
-    ctx.close()
+    pg.context.close()
 
 
 class Author:

@@ -16,12 +16,12 @@ import pytest
 import yaml
 
 from tests.playground.conftest import snapshot
-from tests.ui.browser import SHOTS, need_chromium, serve
+from tests.ui.browser import SHOTS, chromium, need_chromium, open_app, serve
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = need_chromium()
+need_chromium()  # without Chromium the module is skipped
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 expect.set_options(timeout=45_000)  # Playwright's default of 5 s fails on a loaded machine; a rerun may take longer
 
@@ -44,21 +44,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture()
 def page(browser: Browser, server: tuple[str, Path]) -> Iterator[Page]:
-    ctx = browser.new_context(viewport={"width": 1440, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(server[0])
-    expect(pg.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
+    pg = open_app(browser, server[0], 1440, 1000)
     yield pg
-    ctx.close()
+    pg.context.close()
 
 
 def _idle(page: Page) -> None:

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from core.playground.workspaces import copy_workspace
-from tests.ui.browser import SHOTS, need_chromium, serve
+from tests.ui.browser import SHOTS, chromium, need_chromium, open_app, serve
 from tests.ui.test_e2e import _go, _idle, _plain_editor, _say
 
-CHROMIUM = need_chromium()
+need_chromium()  # without Chromium the module is skipped
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,18 +35,8 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+    with chromium() as b:
         yield b
-        b.close()
-
-
-def _open(browser: Browser, url: str, width: int = 1440, height: int = 1000) -> Page:
-    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    page.set_default_timeout(60_000)
-    page.goto(url)
-    expect(page.get_by_role("heading", name="Chat")).to_be_visible(timeout=90_000)
-    return page
 
 
 def test_make_run_serves_on_the_port_asked_for(made: tuple[str, Path]) -> None:
@@ -55,7 +45,7 @@ def test_make_run_serves_on_the_port_asked_for(made: tuple[str, Path]) -> None:
 
 
 def test_at_phone_width_the_newest_reply_stays_in_view(browser: Browser, made: tuple[str, Path]) -> None:
-    page = _open(browser, made[0], 390, 844)
+    page = open_app(browser, made[0], 390, 844)
     try:
         for message in ("Recommend a gaming mouse", "1500"):
             _say(page, message)
@@ -70,7 +60,7 @@ def test_at_phone_width_the_newest_reply_stays_in_view(browser: Browser, made: t
 
 
 def test_a_save_clears_the_sidebar_draft_at_once(browser: Browser, made: tuple[str, Path]) -> None:
-    page = _open(browser, made[0])
+    page = open_app(browser, made[0])
     try:
         _go(page, "SOP studio")
         page.get_by_text("recommend_item.sop", exact=True).click()
@@ -93,7 +83,7 @@ def test_a_save_clears_the_sidebar_draft_at_once(browser: Browser, made: tuple[s
 
 def test_a_kb_document_added_shows_its_count_and_indexing_without_a_reload(browser: Browser, made: tuple[str, Path],
                                                                            tmp_path: Path) -> None:
-    page = _open(browser, made[0])
+    page = open_app(browser, made[0])
     try:
         _go(page, "Store")
         page.get_by_role("tab", name="Knowledge base").click()
@@ -125,7 +115,7 @@ def test_a_kb_document_added_shows_its_count_and_indexing_without_a_reload(brows
 
 
 def test_publish_diff_and_roll_back_a_version(browser: Browser, made: tuple[str, Path]) -> None:
-    page = _open(browser, made[0])
+    page = open_app(browser, made[0])
     store = made[1] / "store.yaml"
     try:
         _go(page, "Store")
@@ -176,7 +166,7 @@ def test_publish_diff_and_roll_back_a_version(browser: Browser, made: tuple[str,
 
 def test_the_new_store_wizard_makes_a_store_with_no_demo_content(browser: Browser, made: tuple[str, Path],
                                                                  tmp_path: Path) -> None:
-    page = _open(browser, made[0])
+    page = open_app(browser, made[0])
     try:
         _go(page, "Store")
         page.get_by_role("tab", name="Workspaces").click()
