@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.ui.browser import chromium
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -32,3 +38,10 @@ def texts(at: AppTest) -> str:
     parts = [e.value for kind in (at.markdown, at.caption, at.error, at.warning, at.success, at.info, at.title,
                                   at.subheader) for e in kind]
     return "\n".join(str(p) for p in parts)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium for the browser tests (tests/ui/browser.py), launched once."""
+    with chromium() as b:
+        yield b

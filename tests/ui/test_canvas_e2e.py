@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.browser import SHOTS, chromium, need_chromium, open_app, serve
+from tests.ui.browser import SHOTS, need_chromium, open_app, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 need_chromium()  # without Chromium the module is skipped
@@ -35,12 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     (ws / "sops" / "returns.sop").unlink()
     with serve(ws, base) as url:
         yield url, ws
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture()

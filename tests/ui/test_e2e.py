@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.playground.conftest import snapshot
-from tests.ui.browser import SHOTS, chromium, need_chromium, open_app, serve
+from tests.ui.browser import SHOTS, need_chromium, open_app, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 need_chromium()  # without Chromium the module is skipped
@@ -40,12 +40,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         (ws / "conversations" / name).write_text(text.replace("workspace: ../..\n", ""), encoding="utf-8")
     with serve(ws, base) as url:
         yield url, ws
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture()

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from core.playground.workspaces import copy_workspace
-from tests.ui.browser import SHOTS, chromium, need_chromium, open_app, serve
+from tests.ui.browser import SHOTS, need_chromium, open_app, serve
 from tests.ui.test_e2e import _go, _idle, _plain_editor, _say
 
 need_chromium()  # without Chromium the module is skipped
@@ -31,12 +31,6 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]
     copy_workspace(ROOT, ws)
     with serve(ws, base, via_make=True) as url:
         yield url, ws
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as b:
-        yield b
 
 
 def test_make_run_serves_on_the_port_asked_for(made: tuple[str, Path]) -> None:
