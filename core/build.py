@@ -207,6 +207,9 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
     for row in files.gar:
         if row.api and row.api not in tools:
             out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: unknown tool {row.api!r}"))
+    if files.config.handoff and files.config.handoff not in tools:
+        out.append(Problem("store.yaml", 0, "error", f"handoff: unknown tool {files.config.handoff!r} (declare it "
+                                                      "under tools:)"))
     for name, decl in files.config.agents.items():
         for tool in decl.tools:
             if tool not in tools:
@@ -421,6 +424,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
                         settings=settings, store_name=cfg.name, commerce=commerce, greeting=cfg.greeting,
                         aliases=cfg.aliases, languages=cfg.languages, polite_particle=cfg.polite_particle,
+                        handoff=cfg.handoff,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
 
 

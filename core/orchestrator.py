@@ -78,7 +78,7 @@ class Orchestrator:
                  memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
                  store_name: str = "", grounding_text: list[str] | None = None,
                  commerce: Commerce | None = None, greeting: str = "", languages: tuple[str, ...] = (),
-                 aliases: dict[str, str] | None = None, polite_particle: str = "") -> None:
+                 aliases: dict[str, str] | None = None, polite_particle: str = "", handoff: str = "") -> None:
         self.workspace_id = workspace_id
         self.sops = {s.id: s for s in sops}
         self.agents = agents
@@ -101,7 +101,8 @@ class Orchestrator:
         answers = next((a.env.answers for a in agents.values()), None)  # one reading of values, the agents' own
         self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce, answers)  # what a message says
         self.processor = CommandProcessor(sops=self.sops, agent_of=self._sop_agent, gateway=gateway,
-                                          max_steps=settings.max_steps_per_turn, commerce=commerce, greeting=greeting)
+                                          max_steps=settings.max_steps_per_turn, commerce=commerce, greeting=greeting,
+                                          handoff=handoff)
         self.processor.before_change = lambda t, tool, args, key: self.store.note_side_effect(
             t.state.session_id, t.state.turn, key, tool, args)
 

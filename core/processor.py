@@ -75,13 +75,15 @@ class CommandProcessor:
     """Acts on one message's commands for a workspace: its SOPs, the agents that run them, the gateway."""
 
     def __init__(self, *, sops: dict[str, Sop], agent_of: Callable[[str], SpecialistAgent | None],
-                 gateway: ToolGateway, max_steps: int, commerce: Commerce | None = None, greeting: str = "") -> None:
+                 gateway: ToolGateway, max_steps: int, commerce: Commerce | None = None, greeting: str = "",
+                 handoff: str = "") -> None:
         self.sops = sops
         self.agent_of = agent_of
         self.gateway = gateway
         self.max_steps = max_steps
         self.commerce = commerce
         self.greeting = greeting
+        self.handoff = handoff  # the tool that reaches a person (store.yaml ``handoff:``); "" when none
         # records a side-effecting call as intended before it runs (the orchestrator's store)
         self.before_change: Callable[[Turn, str, dict[str, Any], str], None] | None = None
 
@@ -555,8 +557,39 @@ class CommandProcessor:
         t.trace.decisions.append("customer asked for a person: handed over to the team"
                                  + (f" with {active.type} open" if active is not None else ""))
         sop = self.sops.get(active.type) if active is not None else None
+        reached = self._reach_a_person(t, active, sop)
+        if reached:
+            t.messages.append(self._say(t, "handoff_sent", detail=reached))
+            return
         t.messages.append(self._say(t, "handoff_with", title=sop.title.lower()) if sop is not None and sop.title
                           else self._say(t, "handoff"))
+
+    def _reach_a_person(self, t: Turn, active: Goal | None, sop: Sop | None) -> str:
+        """Call the store's hand-off tool (``handoff:`` in store.yaml) with the open request and a short summary
+        (and the session and customer, for a tool that takes them); what it returned, as a phrase for the
+        customer ("ticket: HD-1042"), or "" when the store has no such tool or the call failed."""
+        impl = self.gateway.tools.get(self.handoff) if self.handoff else None
+        if impl is None:
+            return ""
+        known = {k: v for k, v in (active.slots if active is not None else {}).items()
+                 if not k.startswith("_") and v not in (None, "", [], {})}
+        offered = {"request": sop.title if sop is not None else "", "summary": "; ".join(
+            [f"request: {sop.title}" if sop is not None else "no request open",
+             *(f"{k}: {render.as_text(v)}" for k, v in list(known.items())[:8]),
+             f"last message: {t.perception.text}"]), "message": t.perception.text}
+        declared = {p.name for p in impl.spec.params}
+        call = self._call(t, "", self.handoff, {k: v for k, v in offered.items() if k in declared}, system=True)
+        if not call.ok:
+            t.trace.decisions.append(f"the hand-off tool {self.handoff} failed ({call.error}): the team is told "
+                                     "by the session's mark only")
+            return ""
+        t.trace.decisions.append(f"hand-off sent through {self.handoff}")
+        result = call.result
+        if isinstance(result, dict):
+            shown = [f"{str(k).replace('_', ' ')}: {render.as_text(v)}" for k, v in result.items()
+                     if isinstance(v, str | int | float) and not isinstance(v, bool)][:3]
+            return ", ".join(shown) or "sent"
+        return render.as_text(result) if result not in (None, "") else "sent"
 
     def _leave(self, t: Turn) -> None:
         """The customer says goodbye with a request still open: close it and say goodbye."""

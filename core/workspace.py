@@ -21,7 +21,7 @@ from core.yamlsrc import Path_, line_of, load_with_lines
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
             "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
-            "languages": list, "aliases": dict, "polite_particle": str}
+            "languages": list, "aliases": dict, "polite_particle": str, "handoff": str}
 COMMERCE_KEYS = {"search_tool": str, "slots": dict}
 INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
 ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
@@ -133,6 +133,7 @@ class StoreConfig:
     languages: tuple[str, ...] = ()  # the languages customers may write in (default: every language known)
     aliases: dict[str, str] = field(default_factory=dict)  # words customers use -> the store's own ("เมาส์": Mouse)
     polite_particle: str = ""  # the particle closing the agent's Thai sentences (ครับ, ค่ะ); default ครับ
+    handoff: str = ""  # the tool that reaches a person when a customer asks for one (a queue, a ticket desk)
 
     @property
     def home_region(self) -> str:
@@ -257,6 +258,7 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         cfg.languages = _languages(data.get("languages"), chk)
         cfg.aliases = _aliases(data.get("aliases"), chk)
         cfg.polite_particle = " ".join(str(data.get("polite_particle") or "").split())
+        cfg.handoff = str(data.get("handoff") or "").strip()
         cfg.inventory = _inventory(data.get("inventory"), chk)
         cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
         cfg.agents = _agents(data.get("agents"), chk)

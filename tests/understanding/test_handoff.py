@@ -3,6 +3,7 @@ answer to the pending question is still an answer; a store with an SOP written f
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,77 @@ def test_a_store_with_an_sop_for_it_runs_that_sop(tmp_path: Path) -> None:
     reply = orch.handle_message("s", "I want to talk to someone on the phone")
     state = orch.load_state("s")
     assert "our team calls back" in reply and state is not None and state.handoff_turn is None
+
+
+HANDOFF_TOOLS = '''"""The desk's queue of conversations waiting for a person: a file per hand-off."""
+
+import json
+import json
+from pathlib import Path
+
+
+def enqueue(request: str, summary: str, session_id: str, customer_id: str | None = None) -> dict[str, object]:
+    queue = Path(__file__).parent / "queue"
+    queue.mkdir(exist_ok=True)
+    n = len(list(queue.iterdir())) + 1
+    (queue / f"{n}.json").write_text(json.dumps({"request": request, "summary": summary, "session": session_id,
+                                                 "customer": customer_id}))
+    return {"ticket": f"HD-{1040 + n}", "queue_position": n}
+
+
+def broken(request: str) -> dict[str, object]:
+    raise RuntimeError("the queue is down")
+'''
+
+
+def _queued_desk(root: Path, tool: str) -> Path:
+    _desk(root, callback=False)
+    (root / "tools.py").write_text(HANDOFF_TOOLS)
+    (root / "store.yaml").write_text(STORE + f"""handoff: desk.{tool}
+tools:
+  desk.enqueue:
+    description: Put the conversation in the team's queue
+    params: [request, summary]
+    python: tools.py:enqueue
+  desk.broken:
+    description: A queue that is down
+    params: [request]
+    python: tools.py:broken
+""")
+    return root
+
+
+def test_a_handoff_tool_reaches_the_team_with_the_request_and_a_summary(tmp_path: Path) -> None:
+    ws = _queued_desk(tmp_path / "ws", "enqueue")
+    desk = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    desk.handle_message("s", "my tap is leaking", customer_id="c-77")
+    desk.handle_message("s", "SW1A 1AA", customer_id="c-77")
+    reply = desk.handle_message("s", "can I talk to a real person please", customer_id="c-77")
+    assert "ticket: HD-1041" in reply and "queue position: 1" in reply  # what the tool returned
+    sent = json.loads((ws / "queue" / "1.json").read_text())
+    assert sent["request"] == "Book a repair" and sent["session"] == "s" and sent["customer"] == "c-77"
+    assert "postcode: SW1A 1AA" in sent["summary"] and "talk to a real person" in sent["summary"]
+    state = desk.load_state("s")
+    assert state is not None and state.handoff_turn == 3  # still marked for the team
+    trace = desk.last_trace("s") or {}
+    assert [c["tool"] for c in trace["tool_calls"]] == ["desk.enqueue"]
+
+
+def test_a_failing_handoff_tool_still_hands_over_and_says_so_plainly(tmp_path: Path) -> None:
+    desk = build_orchestrator(_queued_desk(tmp_path / "ws", "broken"), state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    reply = desk.handle_message("s", "let me speak to a human")
+    assert "member of our team" in reply and "queue is down" not in reply
+    trace = desk.last_trace("s") or {}
+    assert any("hand-off tool desk.broken failed" in d for d in trace["decisions"])
+    state = desk.load_state("s")
+    assert state is not None and state.handoff_turn == 1
+
+
+def test_a_handoff_naming_an_unknown_tool_is_a_lint_error(tmp_path: Path) -> None:
+    from core.build import load_workspace
+
+    ws = _desk(tmp_path / "ws", callback=False)
+    (ws / "store.yaml").write_text(STORE + "handoff: desk.nowhere\n")
+    problems = load_workspace(ws).problems
+    assert any(p.file == "store.yaml" and p.severity == "error" and "handoff: unknown tool 'desk.nowhere'" in p.message
+               for p in problems)
