@@ -192,7 +192,7 @@ class SpecialistAgent:
         return changed
 
     def _first_user(self, sop: Sop, names: set[str]) -> str | None:
-        order = _linear_order(sop)
+        order = sop.walk()
         for nid in order:
             node = sop.nodes[nid]
             if {p.name for p in node.fills + node.params} & names:
@@ -201,7 +201,7 @@ class SpecialistAgent:
 
     @staticmethod
     def _is_behind(sop: Sop, goal: Goal, nid: str) -> bool:
-        order = _linear_order(sop)
+        order = sop.walk()
         cur = goal.pending or goal.step
         if cur not in order or nid not in order:
             return True
@@ -332,7 +332,7 @@ class SpecialistAgent:
         branch, or a message such as "the limit is $500" whose next step is the ask again) asks the
         questions from there to here again."""
         goal.step = target
-        order = _linear_order(sop)
+        order = sop.walk()
         if target not in order or node.id not in order or order.index(target) > order.index(node.id) \
                 or node.id not in sop.reachable(target):
             return  # forward (or a join after a branch): nothing is asked again
@@ -471,7 +471,7 @@ class SpecialistAgent:
     @staticmethod
     def _asker_for(sop: Sop, slot: str, before: str | None = None) -> Node | None:
         """The step that asks for a slot; with ``before``, preferably the closest one on a path to that step."""
-        askers = [sop.nodes[n] for n in _linear_order(sop)
+        askers = [sop.nodes[n] for n in sop.walk()
                   if sop.nodes[n].asks and any(p.name == slot for p in sop.nodes[n].fills)]
         if before is not None:
             upstream = [a for a in askers if a.id != before and before in sop.reachable(a.id)]
@@ -688,7 +688,7 @@ def go_back_target(goal: Goal, sop: Sop, text: str) -> Node | None:
     words the message shares most, else the latest answered one. An ask skipped because the customer gave
     its value up front counts as answered. None when no earlier ask was answered."""
     current = goal.pending or goal.step
-    answered = [sop.nodes[n] for n in _linear_order(sop) if sop.nodes[n].asks and n != current
+    answered = [sop.nodes[n] for n in sop.walk() if sop.nodes[n].asks and n != current
                 and (_last_success(goal, sop.nodes[n].label) >= 0 or _held(goal, sop.nodes[n]))
                 and (current is None or current in sop.reachable(n))]
     if not answered:
@@ -775,19 +775,6 @@ def _last_success(goal: Goal, action: str) -> int:
 def _held(goal: Goal, node: Node) -> bool:
     """Whether every slot an ask fills already holds a value (given up front, or answered)."""
     return bool(node.fills) and all(goal.slots.get(p.name) not in (None, "") for p in node.fills)
-
-
-def _linear_order(sop: Sop) -> list[str]:
-    """Nodes in a depth-first order from the start (a stable reading order of the flow)."""
-    order: list[str] = []
-    todo = [sop.start]
-    while todo:
-        nid = todo.pop(0)
-        if nid in order or nid not in sop.nodes:
-            continue
-        order.append(nid)
-        todo = sop.nodes[nid].targets() + todo
-    return order
 
 
 def _next_api(sop: Sop, start: str | None) -> Node | None:

@@ -92,7 +92,7 @@ def reached_by_tests(results: Iterable[FileResult]) -> Counter[tuple[str, str, s
 def sop_coverage(sop: Sop, workspace: str, counts: Mapping[tuple[str, str, str], int]) -> SopCoverage:
     """One SOP's steps with the number of tests reaching each."""
     shown = sop.reachable()
-    order = {nid: i for i, nid in enumerate(_flow_order(sop))}
+    order = {nid: i for i, nid in enumerate(sop.walk(depth_first=False))}
     ids = [nid for nid in sop.nodes if nid in shown or counts.get((workspace, sop.id, nid), 0)]
     ids.sort(key=lambda nid: (sop.nodes[nid].line or 10**9, order.get(nid, len(order))))
     steps = [StepCoverage(nid, step_label(sop.nodes[nid]), sop.nodes[nid].kind, sop.nodes[nid].line,
@@ -118,15 +118,3 @@ def overall(found: list[SopCoverage]) -> tuple[int, int, float]:
     total = sum(len(c.steps) for c in found)
     return reached, total, (100.0 * reached / total if total else 100.0)
 
-
-def _flow_order(sop: Sop) -> list[str]:
-    """Node ids breadth-first from the start (the order a reader follows the flow)."""
-    seen: list[str] = []
-    todo = [sop.start]
-    while todo:
-        nid = todo.pop(0)
-        if nid in seen or nid not in sop.nodes:
-            continue
-        seen.append(nid)
-        todo += sop.nodes[nid].targets()
-    return seen

@@ -459,21 +459,22 @@ class CommandProcessor:
         at = len(t.messages)
         self._run_active(t)
         if node is not None and not t.partial and goal.pending == node.id:
-            self._say_what_fits(t, node, t.messages[at:])
+            self._say_what_fits(t, node, at)
 
-    def _say_what_fits(self, t: Turn, node: Node, asked: list[str]) -> None:
-        """A question asked again says what answer fits once, in a sentence: a hint the question already
-        shows is not repeated; one that names what is needed ("the 8-digit account number") is said as "I
-        need ..."; any other is shown after the question, as the first ask would."""
+    def _say_what_fits(self, t: Turn, node: Node, at: int) -> None:
+        """A question asked again (the messages from ``at`` on; "didn't catch that" just before them) says what
+        answer fits once, in a sentence: a hint the question already shows is not repeated; one that names what
+        is needed ("the 8-digit account number") is said as "I need ..."; any other is shown after the
+        question, as the first ask would."""
+        asked = t.messages[at:]
         hint = T.flat_hint(node.expects)
         if not hint or any(_shows(q, hint) for q in asked):
             return
-        if t.reading.language == "en" and not _article(hint).startswith(("a ", "an ", "the ", "one ", "your ")):
-            last = len(t.messages) - 1
-            if asked and t.messages[last] == asked[-1] and asked[-1].rstrip().endswith("?"):
-                t.messages[last] = f"{asked[-1].rstrip()} ({hint})"
-                return
-        t.messages[len(t.messages) - len(asked) - 1] = self._say(t, "didnt_catch_need", expects=_article(hint))
+        if t.reading.language == "en" and not _article(hint).startswith(("a ", "an ", "the ", "one ", "your ")) \
+                and asked and asked[-1].rstrip().endswith("?"):
+            t.messages[-1] = f"{asked[-1].rstrip()} ({hint})"
+            return
+        t.messages[at - 1] = self._say(t, "didnt_catch_need", expects=_article(hint))
 
     def _doubt(self, t: Turn, goal: Goal, sop: Sop, side: list[Command]) -> None:
         """Paper §3: answer a question asked instead of an answer, then ask the pending question again."""
@@ -585,10 +586,9 @@ class CommandProcessor:
             return ""
         t.trace.decisions.append(f"hand-off sent through {self.handoff}")
         result = call.result
-        if isinstance(result, dict):
-            shown = [f"{str(k).replace('_', ' ')}: {render.as_text(v)}" for k, v in result.items()
-                     if isinstance(v, str | int | float) and not isinstance(v, bool)][:3]
-            return ", ".join(shown) or "sent"
+        if isinstance(result, dict):  # its first few plain fields ("ticket: HD-1041; queue position: 1")
+            plain = {k: v for k, v in result.items() if isinstance(v, str | int | float) and not isinstance(v, bool)}
+            return render.render_record(dict(list(plain.items())[:3])) or "sent"
         return render.as_text(result) if result not in (None, "") else "sent"
 
     def _leave(self, t: Turn) -> None:

@@ -794,7 +794,7 @@ LABEL_VALUE = r"\s*(?:is|was|are|were|:|=|-)\s*([^,;.!?]+?)(?=\s*(?:[,;.!?]|\ban
 
 
 def labelled_text(message: str, label_words: set[str]) -> str | None:
-    """A free-text answer the customer gives by naming its question ("my mother's maiden name is Wong",
+    """A free-text answer the customer gives by naming its question ("my first school was Hillcrest",
     "my childhood pet was Molly", "DOB: 12/12/2001"): the words after one of ``label_words`` and
     "is"/"was"/":", up to the next punctuation or "and"."""
     for word in sorted(label_words, key=len, reverse=True):

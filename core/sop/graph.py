@@ -121,6 +121,19 @@ class Sop:
         """A node by id."""
         return self.nodes.get(node_id) if node_id else None
 
+    def walk(self, *, depth_first: bool = True) -> list[str]:
+        """Ids of the nodes reachable from the start, in a stable reading order of the flow: each branch followed
+        to its end before the next (``depth_first``), or level by level."""
+        order: list[str] = []
+        todo = [self.start]
+        while todo:
+            nid = todo.pop(0)
+            if nid in order or nid not in self.nodes:
+                continue
+            order.append(nid)
+            todo = self.nodes[nid].targets() + todo if depth_first else todo + self.nodes[nid].targets()
+        return order
+
     def reachable(self, start: str | None = None) -> set[str]:
         """Ids of the nodes reachable from a node (default: the start), that node included."""
         return reachable(self.nodes, [start or self.start])

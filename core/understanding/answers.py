@@ -193,7 +193,7 @@ class AnswerReader:
 
     def _labels(self, sop: Sop) -> dict[str, set[str]]:
         """Per slot of an ask, the words only that question uses ("maiden", "pet"): how a customer names
-        the answer they give ("my mother's maiden name is Wong")."""
+        the answer they give ("my first school was Hillcrest")."""
         if sop.id not in self._label_cache:
             asks = [n for n in sop.nodes.values() if n.asks and n.fills]
             topics = {n.id: _topic_words(n) for n in asks}
@@ -208,7 +208,7 @@ class AnswerReader:
 
     def _ahead(self, goal: Goal, sop: Sop, node: Node, text: str, values: dict[str, Any]) -> dict[str, Any]:
         """What an answer gives beyond the question, for the next questions when it fits their type
-        ("85731890, 3100" to the account number: the PIN asked next is 3100)."""
+        ("40271156, 2208" to the account number: the PIN asked next is 2208)."""
         rest = text
         for v in values.values():
             rest = rest.replace(str(v), " ", 1)
@@ -247,7 +247,7 @@ class AnswerReader:
 
     def _only_missing_number(self, goal: Goal, sop: Sop, name: str) -> bool:
         """Whether ``name`` is the one number-like slot the customer said they could not give (and still
-        has no value): a bare number later ("maybe try 9503") is then most likely it."""
+        has no value): a bare number later ("it could be 6612") is then most likely it."""
         types = self.types(sop)
         numeric = [n for n in goal.unavailable if unknown(goal, n) and n in types
                    and types[n].kind in ("number", "digits", "phone")]
@@ -354,7 +354,7 @@ class AnswerReader:
 
 
 def _lone_number(text: str) -> str | None:
-    """The number a message gives on its own ("maybe try 9503", "either 3100 or 5380": the first of
+    """The number a message gives on its own ("it could be 6612", "6612 or perhaps 7720": the first of
     alternatives of one length), not one inside a date or an id."""
     found = re.findall(r"(?<![\w/.:-])\d+(?![\w/:-]|\.\d)", text)
     return found[0] if found and len({len(f) for f in found}) == 1 else None

@@ -83,10 +83,10 @@ def test_numbers_labelled_by_their_unit_or_name() -> None:
 
 
 def test_free_text_answers_named_by_their_question() -> None:
-    said = "My date of birth is 25/03/1998; my mother's maiden name is Wong; and my childhood pet was Molly."
-    assert labelled_text(said, {"birth", "date"}) == "25/03/1998"
-    assert labelled_text(said, {"maiden", "mother"}) == "Wong"
-    assert labelled_text(said, {"childhood", "pet"}) == "Molly"
+    said = "My date of birth is 11/07/1989; my mother's maiden name is Okafor; and my childhood pet was Pepper."
+    assert labelled_text(said, {"birth", "date"}) == "11/07/1989"
+    assert labelled_text(said, {"maiden", "mother"}) == "Okafor"
+    assert labelled_text(said, {"childhood", "pet"}) == "Pepper"
     assert labelled_text("DOB 20/02/1980", {"dob"}) == "20/02/1980"
     assert cut_at_labels("Cooper and my pet's name is Buddy.", {"pet"}) == "Cooper"
     assert cut_at_labels("Her maiden name is Sanchez", {"maiden"}) == ""
