@@ -118,3 +118,10 @@ def overall(found: list[SopCoverage]) -> tuple[int, int, float]:
     total = sum(len(c.steps) for c in found)
     return reached, total, (100.0 * reached / total if total else 100.0)
 
+
+def step_coverage_of_sessions(reached: Mapping[tuple[str, str], int], workspace: Workspace,
+                              root: str) -> list[SopCoverage]:
+    """Every SOP of a workspace with the number of evaluation sessions that reached each step (``reached``:
+    (SOP id, step id) -> sessions, as the synthetic evaluation counts them)."""
+    counts = {(root, sop, node): n for (sop, node), n in reached.items()}
+    return [sop_coverage(s, root, counts) for s in sorted(workspace.sops, key=lambda s: (s.file, s.id))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.coverage import step_coverage
+from core.coverage import step_coverage, step_coverage_of_sessions
 from core.errors import UserInputError
 from ui import services, widgets
 
@@ -71,6 +71,8 @@ with tab_eval:
         try:
             report = pg.evaluate(sessions, seed, progress=lambda f, s: bar.progress(f, text=s))
             st.session_state["eval_report"] = report.to_dict()
+            st.session_state["eval_coverage"] = step_coverage_of_sessions(report.reached, pg.workspace,
+                                                                          str(pg.root))
         except UserInputError as exc:
             st.error(str(exc))
     rep = st.session_state.get("eval_report")
@@ -94,3 +96,6 @@ with tab_eval:
                                 f"**Observed:** {' → '.join(f['observed']) or '—'}  \n**Reply:** {f['reply']}")
         else:
             st.success("Every state matched the expected action.")
+        if st.session_state.get("eval_coverage"):
+            st.subheader("Step coverage of the sessions")
+            widgets.coverage(st.session_state["eval_coverage"], by="session", key="eval_coverage")

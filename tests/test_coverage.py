@@ -15,7 +15,8 @@ import pytest
 
 from core.__main__ import main
 from core.build import load_workspace
-from core.coverage import overall, step_coverage
+from core.coverage import overall, step_coverage, step_coverage_of_sessions
+from core.evaluation.synthetic import run_synthetic
 from core.retrieval import CachedEmbedder
 from core.testing import EXPECT_KEYS, WorkspaceCache, run_file
 from core.testspec import TestFileError, load_spec
@@ -125,6 +126,20 @@ def test_a_file_that_did_not_run_counts_towards_no_step(clinic: Path, embedder: 
     assert not results[0].passed and not results[0].workspace
     [care, _] = step_coverage(results, {str(clinic.resolve()): cache.get(clinic)})
     assert care.counts()["ask_plant"] == 1 and care.reached == 1
+
+
+def test_the_synthetic_evaluation_counts_the_sessions_that_reach_each_step(clinic: Path,
+                                                                           embedder: CachedEmbedder) -> None:
+    ws = load_workspace(clinic, embedder)
+    report = run_synthetic(clinic, sessions=12, seed=3, embedder=embedder, loaded=ws)
+    assert report.reached and all(0 < n <= 12 for n in report.reached.values())
+    assert all(sop in {s.id for s in ws.sops} for sop, _ in report.reached)
+    found = step_coverage_of_sessions(report.reached, ws, str(clinic.resolve()))
+    assert [c.id for c in found] == ["plants.care", "plants.hours"]
+    care = found[0]
+    assert care.counts()["ask_plant"] == report.reached[("plants.care", "ask_plant")] > 0  # every care session asks
+    assert {(c.id, s.id): s.tests for c in found for s in c.steps if s.tests} == {
+        k: n for k, n in report.reached.items() if k[1] in {s.id for c in found for s in c.steps}}
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:

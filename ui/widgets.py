@@ -197,7 +197,7 @@ COVERAGE_GREENS = ("#d8f3dc", "#95d5b2", "#52b788", "#2d6a4f")  # reached by few
 UNREACHED_FILL, UNREACHED_LINE = "#f8d0d0", "#d1242f"
 
 
-def coverage_paint(counts: dict[str, int]) -> tuple[dict[str, str], dict[str, str]]:
+def coverage_paint(counts: dict[str, int], by: str = "test") -> tuple[dict[str, str], dict[str, str]]:
     """Per step: the DOT colours for how many tests reach it (red when none, deeper green with more), and a
     note saying how many."""
     top = max(counts.values(), default=0)
@@ -206,43 +206,44 @@ def coverage_paint(counts: dict[str, int]) -> tuple[dict[str, str], dict[str, st
     for step, n in counts.items():
         if n == 0:
             paint[step] = f'fillcolor="{UNREACHED_FILL}", color="{UNREACHED_LINE}", penwidth=2.4, fontcolor="#8b1a1a"'
-            notes[step] = "no test"
+            notes[step] = f"no {by}"
             continue
         shade = min(len(COVERAGE_GREENS) - 1, int(n / top * len(COVERAGE_GREENS) - 1e-9))
         font = ', fontcolor="#ffffff"' if shade >= 2 else ""
         paint[step] = f'fillcolor="{COVERAGE_GREENS[shade]}", color="#2d6a4f"{font}'
-        notes[step] = f"{n} test{'s' if n != 1 else ''}"
+        notes[step] = f"{n} {by}{'s' if n != 1 else ''}"
     return paint, notes
 
 
-def coverage(found: list[SopCoverage]) -> None:
-    """Step coverage after a test run: steps reached per SOP, the steps no test reaches, and one SOP's graph
-    with each step coloured by how many tests reach it."""
+def coverage(found: list[SopCoverage], *, by: str = "test", key: str = "coverage") -> None:
+    """Step coverage after a test run (or the sessions of an evaluation: ``by="session"``): steps reached per
+    SOP, the steps none reaches, and one SOP's graph with each step coloured by how many reach it. ``key``
+    names the page elements, so two views can stand on one page."""
     if not found:
         return
     reached, total, percent = overall(found)
-    st.markdown(f"The tests reach **{reached} of {total}** SOP steps ({percent:.0f}%).")
+    st.markdown(f"The {by}s reach **{reached} of {total}** SOP steps ({percent:.0f}%).")
     st.dataframe([{"SOP": c.id, "file": c.file, "steps reached": c.reached, "steps": len(c.steps),
                    "%": round(c.percent)} for c in found], hide_index=True, width="stretch")
     missed = [f"- `{c.id}` · `{s.id}`" + (f" {user_text(s.label)}" if s.label != s.id else "") + f" · `{c.where(s)}`"
               for c in found for s in c.unreached]
-    with st.container(key="coverage_unreached"):
+    with st.container(key=f"{key}_unreached"):
         if missed:
-            st.markdown(f"**Steps no test reaches** ({len(missed)})\n" + "\n".join(missed))
+            st.markdown(f"**Steps no {by} reaches** ({len(missed)})\n" + "\n".join(missed))
         else:
-            st.success("Every step of every SOP is reached by at least one test.", icon=":material/check_circle:")
+            st.success(f"Every step of every SOP is reached by at least one {by}.", icon=":material/check_circle:")
     ids = [c.id for c in found]
     weakest = min(range(len(found)), key=lambda i: found[i].percent)
     pick_col, graph_col = st.columns([1, 2], gap="medium")
     with pick_col:
-        pick = st.selectbox("SOP to draw", ids, index=weakest, key="coverage_sop")
+        pick = st.selectbox("SOP to draw", ids, index=weakest, key=f"{key}_sop")
         shown = found[ids.index(pick)] if pick in ids else found[weakest]
         most = max(shown.counts().values(), default=0)
         st.markdown(f"**{user_text(shown.title)}**: {shown.reached} of {len(shown.steps)} steps reached")
-        st.caption(":red[Red]: no test reaches the step. :green[Green]: reached, deeper with more tests"
-                   + (f" (the deepest: {most} test{'s' if most != 1 else ''})." if most else "."))
+        st.caption(f":red[Red]: no {by} reaches the step. :green[Green]: reached, deeper with more {by}s"
+                   + (f" (the deepest: {most} {by}{'s' if most != 1 else ''})." if most else "."))
     if shown.sop is None:
         return
-    paint, notes = coverage_paint(shown.counts())
-    with graph_col, st.container(key="coverage_graph"):
+    paint, notes = coverage_paint(shown.counts(), by)
+    with graph_col, st.container(key=f"{key}_graph"):
         st.graphviz_chart(shown.sop.to_dot(paint=paint, notes=notes), width="stretch")

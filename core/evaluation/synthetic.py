@@ -120,6 +120,7 @@ class SyntheticReport:
     notes: list[str] = field(default_factory=list)
     unexercised: dict[str, list[str]] = field(default_factory=dict)  # SOP -> steps no session reached
     llm: LLMUsage = field(default_factory=LLMUsage)  # calls and prompt tokens of an LLM brain
+    reached: Counter[tuple[str, str]] = field(default_factory=Counter)  # (SOP, step) -> sessions that visited it
     seconds: float = 0.0
 
     @property
@@ -204,12 +205,14 @@ def _run_session(orch: Orchestrator, plan: SessionPlan, report: SyntheticReport)
     report.sop_sessions[plan.sop] += 1
     report.expected_outcomes[plan.outcome] += 1
     on_path = True
+    visited: set[tuple[str, str]] = set()
     for number, turn in enumerate(plan.turns, start=1):
         before = orch.load_state(session)
         reply = orch.handle_message(session, turn.user, customer_id=plan.customer_id, script=ToolScript(turn.tools))
         state = orch.load_state(session)
         trace = orch.last_trace(session) or {}
         report.llm.add_turn(trace)
+        visited |= {(str(p.get("sop", "")), str(p.get("node", ""))) for p in trace.get("path") or []}
         assert state is not None
         observed = observe(orch.sops[plan.sop], before, state, trace)
         report.turns += 1
@@ -220,6 +223,7 @@ def _run_session(orch: Orchestrator, plan: SessionPlan, report: SyntheticReport)
         else:
             _count(plan.sop, turn.expected, [False] * len(turn.expected), report)
     report.outcomes[_outcome(orch.load_state(session), plan.sop)] += 1
+    report.reached.update(visited)
 
 
 def _grade_turn(plan: SessionPlan, number: int, turn: TurnPlan, observed: list[str], reply: str,

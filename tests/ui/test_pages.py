@@ -191,6 +191,8 @@ def test_tests_page_runs_the_synthetic_evaluation(at: AppTest) -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sessions"] == "6" and 0.9 <= float(metrics["State accuracy"]) <= 1.0
     assert int(metrics["States"]) > 6
+    assert any(m.value.startswith("The sessions reach **") for m in at.markdown)  # step coverage of the sessions
+    assert at.selectbox(key="eval_coverage_sop").options
 
 
 def test_a_broken_sop_on_disk_is_shown_and_can_be_fixed_from_the_studio(app_ws: Path) -> None:
