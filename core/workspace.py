@@ -23,7 +23,11 @@ TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "to
             "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
             "languages": list, "aliases": dict, "polite_particle": str, "handoff": str}
 COMMERCE_KEYS = {"search_tool": str, "slots": dict}
-INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str}
+INVENTORY_KEYS = {"source": str, "columns": dict, "attributes": list, "sheet": str, "worksheet": str,
+                  "refresh_minutes": (int, float)}
+SHEET_REFRESH_MINUTES = 10  # how often a Google Sheet inventory is read again by default
+SPREADSHEET_URL = re.compile(r"^https://docs\.google\.com/spreadsheets/d/([A-Za-z0-9_-]{10,})(?:[/?#].*)?$")
+SPREADSHEET_ID = re.compile(r"^[A-Za-z0-9_-]{10,}$")
 ROLES = ("sku", "name", "category", "price", "stock", "brand", "description")
 DEFAULT_SEARCH_TOOL = "inventory.query"  # the built-in search over a mapped inventory
 COMMERCE_ROLES = ("category", "brand", "budget", "min_price", "max_price", "query", "features", "sku", "name")
@@ -100,12 +104,17 @@ class AgentDecl:
 
 @dataclass
 class InventoryDecl:
-    """Where the inventory is and how its columns map to roles."""
+    """Where the inventory is and how its columns map to roles: a file of the workspace or a CSV URL
+    (``source``, with ``sheet`` naming an .xlsx worksheet), or a Google Sheet (``sheet`` without ``source``,
+    read through the Sheets API and cached: core/tools/sheets.py)."""
 
     source: str
     columns: dict[str, str]
     attributes: list[str]
-    sheet: str = ""
+    sheet: str = ""  # the .xlsx worksheet of ``source``
+    google_sheet: str = ""  # a Google Sheet's spreadsheet id (``source`` is then "")
+    worksheet: str = ""  # the Google Sheet's tab ("": its first tab)
+    refresh_minutes: float = SHEET_REFRESH_MINUTES  # how long a cached copy of the Google Sheet is used
 
 
 @dataclass(frozen=True)
@@ -312,9 +321,21 @@ def _inventory(raw: Any, chk: _Checker) -> InventoryDecl | None:
         return None
     chk.keys(raw, INVENTORY_KEYS, ("inventory",), "inventory")
     source = raw.get("source")
-    if not isinstance(source, str) or not source:
-        chk.add(("inventory",), "error", "inventory needs 'source' (a .csv/.xlsx path or a CSV URL)")
+    google = ""
+    if not source and raw.get("sheet"):  # a sheet without a source is a Google Sheet; beside one, an .xlsx tab
+        google = _google_sheet(raw, chk)
+        if not google:
+            return None
+    elif not isinstance(source, str) or not source:
+        chk.add(("inventory",), "error", "inventory needs 'source' (a .csv/.xlsx path or a CSV URL) or 'sheet' "
+                                         "(a Google Sheet's id or URL)")
         return None
+    else:
+        for key in ("worksheet", "refresh_minutes"):
+            if key in raw:
+                chk.add(("inventory", key), "warning", f"inventory.{key} is for a Google Sheet ('sheet:' without "
+                        f"'source:'); it is not used with source {source!r}"
+                        + (" (an .xlsx file's tab is 'sheet:')" if key == "worksheet" else ""))
     cols = raw.get("columns") or {}
     if not isinstance(cols, dict):
         cols = {}
@@ -326,9 +347,33 @@ def _inventory(raw: Any, chk: _Checker) -> InventoryDecl | None:
         if role not in cols:
             chk.add(("inventory", "columns"), "error", f"inventory.columns must map the {role!r} role")
     attrs = raw.get("attributes") or []
-    return InventoryDecl(source=source, columns={str(k): str(v) for k, v in cols.items()},
-                         attributes=[str(a) for a in attrs] if isinstance(attrs, list) else [],
-                         sheet=str(raw.get("sheet") or ""))
+    decl = InventoryDecl(source=str(source or ""), columns={str(k): str(v) for k, v in cols.items()},
+                         attributes=[str(a) for a in attrs] if isinstance(attrs, list) else [])
+    if google:
+        decl.google_sheet, decl.worksheet = google, str(raw.get("worksheet") or "").strip()
+        minutes = raw.get("refresh_minutes")
+        if isinstance(minutes, int | float) and not isinstance(minutes, bool):
+            decl.refresh_minutes = float(minutes)
+    else:
+        decl.sheet = str(raw.get("sheet") or "")
+    return decl
+
+
+def _google_sheet(raw: dict[str, Any], chk: _Checker) -> str:
+    """The spreadsheet id of ``inventory.sheet`` when it names a Google Sheet (its id or its URL), else ''
+    with an error; a ``refresh_minutes`` below zero is an error too."""
+    text = raw.get("sheet")
+    text = text.strip() if isinstance(text, str) else ""
+    found = SPREADSHEET_URL.match(text) or SPREADSHEET_ID.match(text)
+    if found is None:
+        chk.add(("inventory", "sheet"), "error", f"inventory.sheet {text!r} is neither a Google Sheet's id nor its "
+                "URL (https://docs.google.com/spreadsheets/d/<id>/...); a local .csv/.xlsx file is 'source:'")
+        return ""
+    minutes = raw.get("refresh_minutes")
+    if isinstance(minutes, int | float) and not isinstance(minutes, bool) and minutes < 0:
+        chk.add(("inventory", "refresh_minutes"), "error", "inventory.refresh_minutes must be 0 or more "
+                "(minutes a cached copy of the sheet is used before it is read again)")
+    return found.group(1) if found.re is SPREADSHEET_URL else found.group(0)
 
 
 def _commerce(raw: Any, has_inventory: bool, chk: _Checker) -> CommerceDecl | None:
@@ -530,6 +575,14 @@ def workspace_view(view: Path, of: Path) -> Iterator[None]:
             _VIEWS.pop(key, None)
 
 
+def view_home(root: Path) -> Path:
+    """The workspace ``root`` stands for: the one it mirrors when it is a staged view (:func:`workspace_view`),
+    else itself (resolved). Its ``.state/`` holds what a view has none of (cached copies of remote sheets)."""
+    key = _resolved(root)
+    with _VIEWS_LOCK:
+        return _VIEWS.get(key, key)
+
+
 def leads_outside(root: Path, rel: str | Path) -> Path | None:
     """Where ``rel`` (a path a workspace names, relative to its folder ``root``) really leads when that is
     outside the workspace, once ``..``, absolute paths and symbolic links are followed; None when it stays
@@ -560,7 +613,7 @@ def store_paths(cfg: StoreConfig) -> list[tuple[str, str]]:
     """Every file store.yaml names, as (key, path): the inventory (unless it is a URL) and declared tools'
     tables and Python files."""
     out: list[tuple[str, str]] = []
-    if cfg.inventory and not cfg.inventory.source.startswith(("http://", "https://")):
+    if cfg.inventory and cfg.inventory.source and not cfg.inventory.source.startswith(("http://", "https://")):
         out.append(("inventory.source", cfg.inventory.source))
     for tool in cfg.tools.values():
         if tool.table:

@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 PAID_SERVICES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SOP_LLM_MODEL", "SOP_LLM_TIMEOUT_S", "SOP_BRAIN",
-                 "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "ZEP_API_KEY", "ZEP_BASE_URL", "SOP_STATE_URL")
+                 "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "ZEP_API_KEY", "ZEP_BASE_URL", "SOP_STATE_URL",
+                 "SOP_SHEETS_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "SOP_SHEETS_BASE_URL",
+                 "SOP_SHEETS_TIMEOUT_S")
 
 
 @pytest.fixture(autouse=True)

@@ -4,11 +4,13 @@ read-only filters over the mapped inventory."""
 from __future__ import annotations
 
 import io
+import logging
 import re
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,12 @@ from core.problems import Problem
 from core.text import plural_forms, tokens
 from core.tools.base import ToolSpec
 from core.tools.cells import map_cells, shown
+from core.tools.sheets import SheetFeed, sheet_table
 from core.workspace import DEFAULT_SEARCH_TOOL, InventoryDecl, Param, read_text_file, workspace_path
 
 ROLE_ORDER = ("sku", "name", "category", "brand", "price", "stock")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -30,6 +35,13 @@ class Catalog:
 
     frame: pd.DataFrame
     attributes: list[str]
+    sheet: LiveSheet | None = field(default=None, repr=False)  # a Google Sheet inventory, read again in time
+
+    def refresh(self) -> None:
+        """A Google Sheet inventory whose copy is older than its interval is read again in the background (the
+        table in use until it is done); nothing happens for a file, or while the copy is fresh."""
+        if self.sheet is not None:
+            self.sheet.refresh_in_background(self)
 
     @property
     def categories(self) -> list[str]:
@@ -167,15 +179,91 @@ def load_catalog(decl: InventoryDecl, root: Path) -> tuple[Catalog, list[Problem
     """Load the inventory and rename mapped columns to their roles.
 
     Raises:
-        WorkspaceError: when the file cannot be read or a mapped column is missing.
+        WorkspaceError: when the file (or the Google Sheet, with no copy of it yet) cannot be read or a mapped
+            column is missing.
     """
-    raw = read_table(decl.source, root, decl.sheet)
+    if decl.google_sheet:
+        return sheet_catalog(SheetFeed.for_inventory(decl, root), decl)
+    return map_inventory(read_table(decl.source, root, decl.sheet), decl, decl.source)
+
+
+def sheet_catalog(feed: SheetFeed, decl: InventoryDecl) -> tuple[Catalog, list[Problem]]:
+    """A Google Sheet inventory read through ``feed`` and mapped by ``decl``, read again in time (see
+    :meth:`Catalog.refresh`).
+
+    Raises:
+        WorkspaceError: as :func:`load_catalog`.
+    """
+    live = LiveSheet(feed, decl)
+    catalog, problems = live.read()
+    catalog.sheet = live
+    return catalog, problems
+
+
+class LiveSheet:
+    """A Google Sheet inventory behind a catalog: its feed (core/tools/sheets.py) and its mapping."""
+
+    def __init__(self, feed: SheetFeed, decl: InventoryDecl) -> None:
+        self.feed = feed
+        self.decl = decl
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def read(self, force: bool = False) -> tuple[Catalog, list[Problem]]:
+        """The sheet mapped to roles: its fresh copy, else (or when ``force``) a new one (:meth:`SheetFeed.read`).
+
+        Raises:
+            WorkspaceError: as :func:`load_catalog`.
+        """
+        values, problems = self.feed.read(force)
+        table, lines = sheet_table(values, self.feed.label)
+        catalog, more = map_inventory(table, self.decl, self.feed.label, lines)
+        return catalog, problems + more
+
+    def refresh_in_background(self, catalog: Catalog) -> bool:
+        """Start reading the sheet again into ``catalog`` when it is due and no read is running; whether one
+        started."""
+        with self._lock:
+            if (self._thread is not None and self._thread.is_alive()) or not self.feed.due():
+                return False
+            self._thread = threading.Thread(target=self._renew, args=(catalog,), daemon=True,
+                                            name=f"refresh {self.feed.label}")
+            self._thread.start()
+            return True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background read to finish; whether none is running any more."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return thread is None or not thread.is_alive()
+
+    def _renew(self, catalog: Catalog) -> None:
+        try:
+            fresh, problems = self.read()
+        except WorkspaceError as exc:  # the sheet lost a mapped column: the table in use stays until a reload
+            log.warning("%s: %s", exc.location or self.feed.label, exc.message)
+            return
+        for problem in problems:
+            log.warning("%s", problem)
+        catalog.frame = fresh.frame
+
+
+def map_inventory(raw: pd.DataFrame, decl: InventoryDecl, file: str,
+                  lines: list[int] | None = None) -> tuple[Catalog, list[Problem]]:
+    """An inventory table (``file`` names it in problems; ``lines``: each row's line, else its position + 2)
+    with mapped columns renamed to their roles.
+
+    Raises:
+        WorkspaceError: a mapped column is missing.
+    """
     raw.columns = [str(c).strip() for c in raw.columns]
     missing = [f"{role} -> {col!r}" for role, col in decl.columns.items() if col not in raw.columns]
     missing += [f"attribute {a!r}" for a in decl.attributes if a not in raw.columns]
     if missing:
-        raise WorkspaceError(f"column(s) not in the file: {', '.join(missing)}; the file has "
-                             f"{', '.join(raw.columns)}", Location(decl.source, 1))
+        what = "sheet" if decl.google_sheet else "file"
+        raise WorkspaceError(f"column(s) not in the {what}: {', '.join(missing)}; the {what} has "
+                             f"{', '.join(raw.columns)}", Location(file, 1))
     frame = pd.DataFrame({role: raw[col] for role, col in decl.columns.items()})
     for attr in decl.attributes:
         frame[attr] = raw[attr]
@@ -186,7 +274,7 @@ def load_catalog(decl: InventoryDecl, root: Path) -> tuple[Catalog, list[Problem
         if role in frame:
             frame[role], bad = numeric_column(frame[role])
             for idx in bad[:5]:
-                problems.append(Problem(decl.source, idx + 2, "warning",
+                problems.append(Problem(file, lines[idx] if lines else idx + 2, "warning",
                                         f"{role} value {raw[decl.columns[role]][idx]!r} is not a number"))
     return Catalog(frame, list(decl.attributes)), problems
 
@@ -223,8 +311,10 @@ class InventoryTool:
         self.spec = ToolSpec(name, "Search the store's inventory (read-only)", [Param(p, True) for p in self.PARAMS])
 
     def run(self, args: dict[str, Any]) -> Any:
+        self.catalog.refresh()  # a Google Sheet past its interval: read again in the background
+        frame = self.catalog.frame  # one table for the whole search, even if a refresh replaces it meanwhile
         keep = self._filter(args)
-        rows = [r for r in self._rows() if keep(r)]
+        rows = [r for r in self._rows(frame) if keep(r)]
         features = args.get("features")
         feats = [features] if isinstance(features, str) else list(features or [])
         feats = [str(f).lower() for f in feats if str(f).strip()]
@@ -237,12 +327,10 @@ class InventoryTool:
                     r.price is None, price if price_up else -price)
 
         rows.sort(key=order)  # stable: the table's order among equals
-        frame = self.catalog.frame
         return [self._record(frame.iloc[r.position]) for r in rows[:_int(args.get("limit"), 5)]]
 
-    def _rows(self) -> list[_Row]:
+    def _rows(self, df: pd.DataFrame) -> list[_Row]:
         """The inventory as plain rows (a pandas pass per query cost ~10 ms a turn), built once per table."""
-        df = self.catalog.frame
         if self._cache is None or self._cache[0] is not df:
             cols = ["name", "brand", "category", *self.catalog.attributes]
             has = set(df.columns)
