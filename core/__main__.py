@@ -189,6 +189,37 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 1 if report.accuracy < args.min_accuracy else 0
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Simulated customers (personas) against the workspace's SOPs, k runs each."""
+    from core.brains.llm_client import LLMSettings
+    from core.build import load_workspace
+    from core.evaluation.simulate import failing_tests, format_report, simulate
+
+    llm = LLMSettings.from_env() if args.customer != "rules" else None
+    if args.customer == "llm" and llm is None:
+        raise UserInputError("--customer llm needs a language model: set OPENAI_API_KEY or OPENAI_BASE_URL "
+                             "(and SOP_LLM_MODEL)")
+    manners = [m.strip() for group in args.personas or [] for m in group.split(",") if m.strip()] or None
+
+    def progress(done: int, total: int) -> None:
+        print(f"\r{done}/{total} runs", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    ws = load_workspace(_ws(args))
+    try:
+        report = simulate(_ws(args), sops=args.sop, manners=manners, k=args.k, seed=args.seed, brain=args.brain,
+                          llm=llm, loaded=ws, progress=progress if sys.stderr.isatty() else None)
+    except ValueError as exc:
+        raise UserInputError(str(exc)) from exc
+    written = failing_tests(report, Path(args.out), ws.files.root, ws) if args.out else []
+    if args.json:
+        print(json.dumps({**report.to_dict(), "written": [str(p) for p in written]}, ensure_ascii=False, indent=2))
+    else:
+        print(format_report(report, failures=args.failures))
+        for path in written:
+            print(f"wrote {path}")
+    return 1 if report.pass_k < args.min_pass_k else 0
+
+
 def cmd_eval_kb(args: argparse.Namespace) -> int:
     from core.evaluation.kb import evaluate_kb, format_kb_report
 
@@ -460,6 +491,21 @@ def main(argv: list[str] | None = None) -> int:
     star.add_argument("--min-weighted-f1", type=float, default=0.0,
                       help="exit with code 1 when the overall weighted F1 is below this (0-1)")
     star.set_defaults(workspace=None)
+    sim = add("simulate", "simulated customers (personas with a goal and a manner) try the SOPs, k runs each")
+    sim.add_argument("--sop", action="append", default=None, metavar="ID",
+                     help="an SOP to try (repeatable; default: every SOP)")
+    sim.add_argument("--k", type=_positive, default=3, help="runs per persona (default 3); pass^k needs all k")
+    sim.add_argument("--personas", action="append", default=None, metavar="MANNERS",
+                     help="manners to play, comma-separated (terse, chatty, confused, changes_mind, up_front, "
+                          "side_questions, thai; default: every one that applies)")
+    sim.add_argument("--seed", type=int, default=7, help="the same seed gives the same personas and messages")
+    sim.add_argument("--brain", default=None, choices=["rule", "llm", "hybrid"], help="the engine's brain")
+    sim.add_argument("--customer", default="auto", choices=["auto", "rules", "llm"],
+                     help="who plays the customers: a configured language model (auto, llm) or rules (offline)")
+    sim.add_argument("--out", default=None, metavar="DIR", help="write each failing run as a conversation test here")
+    sim.add_argument("--failures", type=int, default=10, help="how many failing runs to print (default 10)")
+    sim.add_argument("--min-pass-k", type=float, default=0.0,
+                     help="exit with code 1 when the share of personas passing all k runs is below this (0-1)")
     importer = sub.add_parser("import", help="import flows drawn elsewhere into a workspace")
     formats = importer.add_subparsers(dest="format", required=True)
     star_import = formats.add_parser("star", help="a STAR task folder (flowchart JSON + API schema)")
@@ -516,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workspace is None:
         args.workspace = os.getcwd()
     handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "replay": cmd_replay, "eval": cmd_eval,
-                "bench": cmd_bench, "import": cmd_import}
+                "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate}
     try:
         return handlers[args.command](args)
     except SopError as exc:

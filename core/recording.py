@@ -16,8 +16,10 @@ Two jobs of the playground's "from chat to test":
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Collection, Iterable
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -26,7 +28,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
 from core.errors import UserInputError
-from core.testing import FileResult
+from core.testing import FileResult, WorkspaceCache, run_spec
 from core.tools.base import classify_error
 
 # the keys a recorded turn checks; goal_status and memory are left to the author
@@ -77,6 +79,22 @@ def fill_expectations(spec: dict[str, Any], run: FileResult) -> dict[str, Any]:
                 expect.pop(key, None)
         turn["expect"] = expect
     return spec
+
+
+def recorded_test(name: str, traces: Iterable[dict[str, Any]], *, external: Collection[str], path: Path,
+                  root: Path, cache: WorkspaceCache, customer_id: str = "") -> tuple[dict[str, Any], FileResult]:
+    """A conversation test of the workspace at ``root`` from a chat's turn traces, to be written at ``path``:
+    :func:`chat_spec`, run once as written, then :func:`fill_expectations` from that run.
+
+    Raises:
+        UserInputError: the chat could not be replayed as a test.
+    """
+    spec = chat_spec(name, traces, external=external, customer_id=customer_id,
+                     workspace=os.path.relpath(root, path.parent))
+    first = run_spec(spec, path, root, cache)
+    if first.error:
+        raise UserInputError(f"the chat could not be replayed as a test: {first.error}")
+    return fill_expectations(spec, first), first
 
 
 class UnreadableTest(UserInputError):

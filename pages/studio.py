@@ -13,6 +13,7 @@ from core.playground import CheckResult, templates
 from core.workspace import GAR_COLUMNS
 from ui import canvas as canvas_ui
 from ui import services, widgets
+from ui import simulate as simulate_ui
 
 pg = services.current()
 gen = st.session_state.setdefault("studio_generation", 0)
@@ -124,8 +125,9 @@ def held_action() -> None:
 st.title("SOP studio")
 st.caption("Write SOPs as indented text in the paper's style or as JSON node graphs. Lint runs as you edit; "
            "saving is refused while there are errors, and every save can be undone.")
-tab_sops, tab_gar, tab_replay, tab_history = st.tabs(["SOPs", "Global Action Repository", "Replay a conversation",
-                                                      "History and undo"])
+tab_sops, tab_gar, tab_replay, tab_sim, tab_history = st.tabs(["SOPs", "Global Action Repository",
+                                                               "Replay a conversation", "Simulated customers",
+                                                               "History and undo"])
 
 with tab_sops:
     files = pg.sop_files()
@@ -336,6 +338,9 @@ with tab_replay:
             st.error(str(exc))
     if st.session_state.get("replay_report"):
         widgets.replay_report(st.session_state["replay_report"])
+
+with tab_sim:
+    simulate_ui.tab(pg)
 
 with tab_history:
     saved_changes = pg.backups()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "alternative_joiners", "particles", "function_words", "ask_leads", "ask_to_leads",
          "ask_tails", "customer_words", "cheaper", "pricier", "negation")
 SETTINGS = ("language", "script", "name")
+SECTIONS = ("simulation",)  # data for other parts than the reader (simulated customers' wording), by name
 
 
 @dataclass(frozen=True)
@@ -41,14 +42,19 @@ class Lexicon:
     script: re.Pattern[str]
     lists: dict[str, tuple[str, ...]]
     name: str = ""
+    sections: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def get(self, key: str) -> tuple[str, ...]:
         return self.lists.get(key, ())
 
+    def section(self, name: str) -> dict[str, tuple[str, ...]]:
+        """A named data section (``simulation``): its phrase lists by key (empty when the file has none)."""
+        return self.sections.get(name, {})
+
 
 def _load(path: Path) -> Lexicon:
     data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    unknown = sorted(set(data) - set(LISTS) - set(SETTINGS))
+    unknown = sorted(set(data) - set(LISTS) - set(SETTINGS) - set(SECTIONS))
     if unknown:  # a misspelt list would be left out without a word
         raise ValueError(f"{path.name}: unknown list {unknown[0]!r}; the lists are: {', '.join(LISTS)}")
     for key in LISTS:
@@ -58,7 +64,21 @@ def _load(path: Path) -> Lexicon:
     lists = {k: tuple(str(x) for x in data.get(k) or []) for k in LISTS}
     language = str(data.get("language") or path.stem)
     return Lexicon(language, re.compile(str(data.get("script") or r"[A-Za-z]")), lists,
-                   str(data.get("name") or language))
+                   str(data.get("name") or language), {k: _section(path, k, data.get(k)) for k in SECTIONS})
+
+
+def _section(path: Path, name: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    """A data section: a map of phrase lists."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path.name}: {name}: expected a map of phrase lists")
+    out: dict[str, tuple[str, ...]] = {}
+    for key, items in raw.items():
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise ValueError(f"{path.name}: {name}.{key}: expected a list of phrases (quote yes/no/on/off)")
+        out[str(key)] = tuple(items)
+    return out
 
 
 @cache

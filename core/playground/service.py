@@ -18,7 +18,7 @@ import tempfile
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +30,7 @@ from core.brains.llm import LLMSettings
 from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
 from core.errors import UserInputError
 from core.evaluation import SyntheticReport, run_synthetic
+from core.evaluation.simulate import SimulationReport, simulate
 from core.explain import op_text
 from core.importers.star import ImportResult
 from core.lexicons import lexicons
@@ -64,12 +65,12 @@ from core.playground.uploads import (
 )
 from core.playground.versions import Version
 from core.problems import Problem, errors
-from core.recording import accept, chat_spec, dump, file_stem, fill_expectations
+from core.recording import accept, dump, file_stem, recorded_test
 from core.replay import Recording, ReplayReport, replay
 from core.retrieval import CachedEmbedder, Progress
 from core.sop import Sop
 from core.store import open_state_store
-from core.testing import FileResult, WorkspaceCache, run_file, run_spec
+from core.testing import FileResult, WorkspaceCache, run_file
 from core.tools.declared import HttpTool, PythonTool
 from core.workspace import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
 
@@ -78,6 +79,7 @@ TEST_FOLDERS = ("conversations", "tests/conversations")
 SAVED_TESTS = "conversations"  # where tests saved from a chat go (the demo's tests/conversations is the project's)
 Tests = Literal["check", "skip", "accept"]  # what a save does with the conversation tests it would break
 MAX_EVAL_SESSIONS = 2000
+MAX_SIMULATION_K = 20
 
 log = logging.getLogger(__name__)
 
@@ -824,22 +826,27 @@ class Playground:
         traces = self.traces(session_id)
         if not traces:
             raise UserInputError("this chat has no turns yet: send a message first")
+        state = self.state(session_id)
+        return self.save_traces_as_test(traces, name, customer_id=state.customer_id if state else "")
+
+    def save_traces_as_test(self, traces: list[dict[str, Any]], name: str = "", *, customer_id: str = "",
+                            scripted: Collection[str] = ()) -> tuple[str, CheckResult, FileResult]:
+        """Save a conversation's turn traces (a chat, a simulated customer's run) as a conversation test of
+        this workspace, as :meth:`save_chat_as_test` does; ``scripted``: tools whose results the conversation
+        was given (recorded as scripted outcomes, like those of tools outside the workspace)."""
+        if not traces:
+            raise UserInputError("this conversation has no turns")
         name = " ".join(name.split()) or f"chat: {str(traces[0].get('user', ''))[:50]}"
         rel = f"{SAVED_TESTS}/{file_stem(name)}.yaml"  # the workspace's own tests, never a project's test suite
         if (self.root / rel).exists():
             raise UserInputError(f"{rel} already exists; pick another name")
         path = self.root / rel
         external = {n for n, t in (self.orch.gateway.tools.items() if self.orch else [])
-                    if isinstance(t, HttpTool | PythonTool)}
-        state = self.state(session_id)
-        spec = chat_spec(name, traces, external=external, customer_id=state.customer_id if state else "",
-                         workspace=os.path.relpath(self.root, path.parent))
+                    if isinstance(t, HttpTool | PythonTool)} | set(scripted)
         cache = WorkspaceCache()
         cache.put(self.root, self._indexed_workspace())
-        first = run_spec(spec, path, self.root, cache)
-        if first.error:
-            raise UserInputError(f"the chat could not be replayed as a test: {first.error}")
-        fill_expectations(spec, first)
+        spec, first = recorded_test(name, traces, external=external, customer_id=customer_id, path=path,
+                                    root=self.root, cache=cache)
         result = self._apply(ChangeSet(f"save chat as {rel}").put(rel, dump(spec)))  # dump checks it reads back
         return rel, result, (run_file(path, self.root, cache) if result.saved else first)  # the file as written
 
@@ -886,6 +893,21 @@ class Playground:
             if progress is not None else None
         return run_synthetic(self.root, sessions=sessions, seed=seed, brain=self.brain, progress=report_progress,
                              embedder=self.embedder, loaded=self._indexed_workspace())
+
+    def simulate(self, sops: list[str] | None = None, manners: list[str] | None = None, k: int = 3, seed: int = 7,
+                 progress: Progress | None = None) -> SimulationReport:
+        """Simulated customers on this workspace's SOPs with the current brain (fresh temporary stores); the
+        chat's language model, when one is set, plays the customers and judges the runs."""
+        if not 1 <= k <= MAX_SIMULATION_K:
+            raise UserInputError(f"k must be between 1 and {MAX_SIMULATION_K}, got {k}")
+        report_progress = (lambda done, total: progress(done / total, f"run {done} of {total}")) \
+            if progress is not None else None
+        try:
+            return simulate(self.root, sops=sops, manners=manners, k=k, seed=seed, brain=self.brain,
+                            llm=self.llm or LLMSettings.from_env(), embedder=self.embedder,
+                            loaded=self._indexed_workspace(), progress=report_progress)
+        except ValueError as exc:
+            raise UserInputError(str(exc)) from exc
 
     def close(self) -> None:
         """Stop indexing and close the stores."""
