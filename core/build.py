@@ -119,6 +119,14 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
             tools[decl.name] = build_declared(decl, files.root)
         except WorkspaceError as exc:
             problems.append(Problem("store.yaml", decl.line, "error", exc.message))
+    if files.config.mcp:  # MCP servers: started (or reached) and listed now, each within its start deadline
+        from core.tools.mcp_tools import build_mcp_tools, named_tools
+
+        named = named_tools(files, (n.tool for sop in sops for n in sop.nodes.values()))
+        served, mcp_problems = build_mcp_tools(files, named)
+        problems += mcp_problems
+        for name, tool in served.items():
+            tools.setdefault(name, tool)
     problems += _cross_checks(files, sops, tools)
     problems += _result_fields(sops, tools)
     vocab = Vocabulary(catalog.categories if catalog else [], catalog.brands if catalog else [],
@@ -206,7 +214,8 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
     called = {n.call for sop in sops for n in sop.nodes.values() if n.call}
     for row in files.gar:
         if row.api and row.api not in tools:
-            out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: unknown tool {row.api!r}"))
+            out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: unknown tool {row.api!r}"
+                               f"{_mcp_hint(row.api, files, tools)}"))
     if files.config.handoff and files.config.handoff not in tools:
         out.append(Problem("store.yaml", 0, "error", f"handoff: unknown tool {files.config.handoff!r} (declare it "
                                                       "under tools:)"))
@@ -223,7 +232,8 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
         for node in sop.nodes.values():
             if node.tool and node.tool not in tools:
                 out.append(Problem(sop.file, node.line, "error",
-                                   f"step {node.label!r} uses unknown tool {node.tool!r}"))
+                                   f"step {node.label!r} uses unknown tool {node.tool!r}"
+                                   f"{_mcp_hint(node.tool, files, tools)}"))
             elif node.tool and node.tool not in agent.tools:
                 out.append(Problem(sop.file, node.line, "error", f"agent {agent.name!r} may not call {node.tool!r} "
                                                                  "(add it to its tools in store.yaml)"))
@@ -232,6 +242,15 @@ def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any])
     return out
 
 
+
+
+def _mcp_hint(name: str, files: WorkspaceFiles, tools: dict[str, Any]) -> str:
+    """Which tools an MCP server lists, for an unknown tool named like one of its ('' without servers)."""
+    if not files.config.mcp:
+        return ""
+    from core.tools.mcp_tools import unknown_tool_hint
+
+    return unknown_tool_hint(name, files.config, tools)
 
 
 def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str]]:

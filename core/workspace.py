@@ -11,13 +11,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from core.errors import Location, WorkspaceError
 from core.problems import Problem, errors
 from core.yamlsrc import Path_, line_of, load_with_lines
+
+if TYPE_CHECKING:
+    from core.tools.mcp_config import McpDecl
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
             "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
@@ -143,6 +146,7 @@ class StoreConfig:
     aliases: dict[str, str] = field(default_factory=dict)  # words customers use -> the store's own ("เมาส์": Mouse)
     polite_particle: str = ""  # the particle closing the agent's Thai sentences (ครับ, ค่ะ); default ครับ
     handoff: str = ""  # the tool that reaches a person when a customer asks for one (a queue, a ticket desk)
+    mcp: dict[str, McpDecl] = field(default_factory=dict)  # MCP servers whose tools the store uses (tools: x: {mcp:})
 
     @property
     def home_region(self) -> str:
@@ -272,6 +276,9 @@ def load_store_config(path: Path) -> tuple[StoreConfig, list[Problem]]:
         cfg.commerce = _commerce(data.get("commerce"), cfg.inventory is not None, chk)
         cfg.agents = _agents(data.get("agents"), chk)
         cfg.tools = _tools(data.get("tools"), chk)
+        from core.tools.mcp_config import parse_servers
+
+        cfg.mcp = parse_servers(data.get("tools"), chk)
         settings = data.get("settings") or {}
         if isinstance(settings, dict):
             chk.keys(settings, SETTINGS_KEYS, ("settings",), "settings")
@@ -422,10 +429,13 @@ def _tools(raw: Any, chk: _Checker) -> dict[str, ToolDecl]:
         if not isinstance(spec, dict):
             chk.add(path, "error", f"tool {name!r} must be a mapping")
             continue
+        if "mcp" in spec:  # an MCP server and the tools it lists: core/tools/mcp_config.py
+            continue
         chk.keys(spec, TOOL_KEYS, path, f"tool {name!r}")
         kinds = [k for k in ("table", "http", "python") if spec.get(k)]
         if len(kinds) != 1:
-            chk.add(path, "error", f"tool {name!r} needs exactly one of table, http, python (has {kinds or 'none'})")
+            chk.add(path, "error", f"tool {name!r} needs exactly one of table, http, python, mcp "
+                                   f"(has {kinds or 'none'})")
             continue
         params = spec.get("params") or []
         decl = ToolDecl(name=str(name), description=str(spec.get("description") or ""),

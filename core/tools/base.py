@@ -59,7 +59,8 @@ class Tool(Protocol):
     """Anything the gateway can call.
 
     A tool with ``takes_key`` set also takes ``key=`` (a side-effecting call's idempotency key); one with
-    ``takes_conversation`` set also takes ``session_id=`` and ``customer_id=`` (``None`` without a customer).
+    ``takes_conversation`` set also takes ``session_id=`` and ``customer_id=`` (``None`` without a customer);
+    one with ``takes_deadline`` set also takes ``timeout_s=`` (the call's deadline, to stop its own work then).
     """
 
     spec: ToolSpec

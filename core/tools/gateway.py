@@ -117,6 +117,8 @@ class ToolGateway:
             extra["key"] = key
         if getattr(impl, "takes_conversation", False):
             extra.update(session_id=session_id, customer_id=customer_id)
+        if getattr(impl, "takes_deadline", False):  # a tool that can stop its own work when the call's time is up
+            extra["timeout_s"] = timeout
 
         def work() -> None:
             try:
