@@ -185,7 +185,9 @@ def simulate(workspace: str | Path, *, sops: list[str] | None = None, manners: l
     raise_on_errors(ws.problems)
     personas, notes = make_personas(ws, sops, manners, seed)
     chat: ChatModel | None = OpenAIChat(llm) if llm is not None else None
-    report = SimulationReport(str(workspace), seed, k, brain, SIMULATOR.describe(chat) if chat else {"by": "rules"},
+    shown_brain = brain or ("hybrid" if llm is not None else "rule")  # build_orchestrator's default
+    report = SimulationReport(str(workspace), seed, k, shown_brain,
+                              SIMULATOR.describe(chat) if chat else {"by": "rules"},
                               JUDGE.describe(chat) if chat else None, notes=notes)
     data = DataIndex(ws)
     titles = sorted({c.title for c in ws.kb.chunks}) if ws.kb is not None else []
