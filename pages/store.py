@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core.errors import UserInputError
-from core.playground import BLANK, STARTERS, NewStore, create_store, create_workspace, suggest_mapping
+from core.playground import BLANK, STARTERS, NewStore, create_store, create_workspace
 from core.playground.uploads import INVENTORY_TYPES, KB_TYPES, MAX_UPLOAD_BYTES
-from core.workspace import ROLES
+from ui import inventory as inventory_ui
 from ui import services, widgets
 
 pg = services.current()
@@ -53,9 +53,12 @@ with tab_settings:
                 st.error(f"{exc} — nothing was changed.", icon=":material/error:")
 
 with tab_inv:
+    sheet = pg.inventory_sheet()
+    if sheet is not None:
+        inventory_ui.sheet_state(pg, sheet)  # before the table, so "Refresh now" shows the new copy below
     current = pg.inventory_frame()
     if current is None:
-        st.info("This store has no inventory yet.")
+        st.info("This store has no inventory yet." if sheet is None else "The sheet has not been read yet.")
     else:
         st.caption(f"{len(current)} items · mapping: " +
                    ", ".join(f"{role} ← `{col}`" for role, col in pg.inventory_mapping().items()))
@@ -72,20 +75,7 @@ with tab_inv:
         else:
             st.markdown(f"**Preview** of `{upload.name}`: {len(frame)} rows, {len(frame.columns)} columns")
             st.dataframe(frame.head(20), hide_index=True, width="stretch")
-            cols = list(frame.columns)
-            guess = suggest_mapping(cols, pg.inventory_mapping())
-            st.markdown("**Map columns to roles** (name and price are required)")
-            grid = st.columns(4)
-            mapping: dict[str, str] = {}
-            for i, role in enumerate(ROLES):
-                options = ["—", *cols]
-                pick = grid[i % 4].selectbox(role, options, index=options.index(guess[role]) if role in guess else 0,
-                                             key=f"map_{upload.name}_{role}")
-                if pick != "—":
-                    mapping[role] = pick
-            rest = [c for c in cols if c not in mapping.values()]
-            attributes = st.multiselect("Attributes (more columns shown and searched)", rest, default=rest,
-                                        key=f"attrs_{upload.name}")
+            mapping, attributes = inventory_ui.map_columns(frame, pg.inventory_mapping(), upload.name)
             if st.button("Apply inventory", type="primary", icon=":material/upload:", key="apply_inventory"):
                 with st.spinner("Checking and re-indexing…"):
                     found, result = pg.upload_inventory(upload.name, data, mapping, attributes)
@@ -94,6 +84,8 @@ with tab_inv:
                     st.error("Inventory not applied: fix the mapping first. Nothing was changed on disk.")
                 else:
                     widgets.saved(result, "Inventory", redraw=True)
+    st.markdown("#### Or connect a Google Sheet")
+    inventory_ui.connect_sheet(pg)
 
 
 

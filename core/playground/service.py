@@ -52,6 +52,7 @@ from core.playground.changes import (
 )
 from core.playground.drafts import Drafts
 from core.playground.newstore import NewStore
+from core.playground.sheet_inventory import read_sheet, sheet_change, sheet_decl
 from core.playground.uploads import (
     INVENTORY_TYPES,
     MappingProblem,
@@ -72,6 +73,7 @@ from core.sop import Sop
 from core.store import open_state_store
 from core.testing import FileResult, WorkspaceCache, run_file
 from core.tools.declared import HttpTool, PythonTool
+from core.tools.sheets import SheetFeed, SheetRef, SheetStatus
 from core.workspace import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
 
 SOP_SUFFIXES = (".sop", ".json")
@@ -757,6 +759,56 @@ class Playground:
         store_yaml = read_text_file(self.root / "store.yaml")
         change = inventory_change(store_yaml, inv.source if inv else None, name, data, mapping, attributes)
         return found, self._apply(change)
+
+    def inventory_sheet(self) -> SheetStatus | None:
+        """Where a Google Sheet inventory stands (its copy, the key in use or what to set, the last failure);
+        None when the inventory is a file or there is none."""
+        inv = self.workspace.files.config.inventory
+        return SheetFeed.for_inventory(inv, self.root).status() if inv is not None and inv.google_sheet else None
+
+    def refresh_inventory(self) -> list[Problem]:
+        """Read the Google Sheet inventory now ("Refresh now") and load the workspace again with it.
+
+        Returns:
+            That read's problems: a warning naming the sheet and what failed when its last copy stays in
+            use, an error when there is no copy at all; none when it was read.
+
+        Raises:
+            UserInputError: the inventory is not a Google Sheet.
+        """
+        inv = self.workspace.files.config.inventory
+        if inv is None or not inv.google_sheet:
+            raise UserInputError("this store's inventory is not a Google Sheet")
+        try:
+            _, found = read_sheet(self.root, inv, fresh=True)
+        except UserInputError as exc:
+            loc = exc.location
+            found = [Problem(loc.file if loc else "inventory", loc.line if loc else 0, "error", exc.message)]
+        self.reload()
+        return found
+
+    def preview_sheet(self, sheet: str, worksheet: str = "", *,
+                      fresh: bool = False) -> tuple[pd.DataFrame, list[Problem]]:
+        """A Google Sheet read for preview and mapping (``fresh``: from the API now, else its copy while that
+        is fresh), with a warning when an older copy stands in for it.
+
+        Raises:
+            UserInputError: naming the sheet: not a sheet id or URL, no key, an HTTP error with no copy, no
+                answer in time, an unusable header row.
+        """
+        return read_sheet(self.root, sheet_decl(sheet, worksheet), fresh=fresh)
+
+    def connect_sheet(self, sheet: str, worksheet: str, refresh_minutes: float, mapping: dict[str, str],
+                      attributes: list[str]) -> tuple[list[MappingProblem], CheckResult | None]:
+        """Make a Google Sheet the inventory, with its mapping; nothing is written when the mapping or the
+        workspace has errors (the sheet is read from the copy the preview kept)."""
+        decl = sheet_decl(sheet, worksheet, refresh_minutes)
+        frame, _ = read_sheet(self.root, decl)
+        found = check_mapping(SheetRef(decl.google_sheet, decl.worksheet).label, frame, mapping, attributes)
+        if any(p.severity == "error" for p in found):
+            return found, None
+        store_yaml = read_text_file(self.root / "store.yaml")
+        return found, self._apply(sheet_change(store_yaml, decl, mapping, attributes))
 
     def kb_documents(self) -> list[dict[str, Any]]:
         """The KB files with their size and number of indexed chunks."""

@@ -13,17 +13,57 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from core.playground.uploads import replace_top_level_block
 from tests.tools.jsonhttp import send_json
 
 SCOPE = "https://www.googleapis.com/auth/spreadsheets.readonly"
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
           429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+
+# a spreadsheet the tests serve, and a workspace whose inventory it is
+SHEET = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-Q"
+LABEL = f"Google Sheet {SHEET} (Stock)"
+ROWS = [
+    ["Item code", "Product", "Type", "Maker", "Price (THB)", "Qty", "Colour"],
+    ["M1", "Viper Mini", "Mouse", "Razer", "1,290", "4", "Black"],
+    ["M2", "G305", "Mouse", "Logitech", "1,190", "0", ""],  # a row ending in an empty cell comes back shorter
+    [],  # an empty row in the middle: no item
+    ["K1", "Alloy Core", "Keyboard", "HyperX", "call us", "7", "Red"],
+]
+STORE = f"""name: Sheet Shop
+currency: THB
+inventory:
+  sheet: https://docs.google.com/spreadsheets/d/{SHEET}/edit#gid=0
+  worksheet: Stock
+  columns: {{sku: Item code, name: Product, category: Type, brand: Maker, price: Price (THB), stock: Qty}}
+  attributes: [Colour]
+  refresh_minutes: 5
+agents:
+  sales: {{goals: "sales.*", tools: [inventory.query]}}
+"""
+
+
+def sheet_store(root: Path) -> None:
+    """Point a copy of the demo workspace's inventory at the sheet (the rest of store.yaml as it is)."""
+    text = (root / "store.yaml").read_text(encoding="utf-8")
+    block = STORE[STORE.index("inventory:"):STORE.index("agents:")]
+    (root / "store.yaml").write_text(replace_top_level_block(text, "inventory", {}).replace("inventory: {}\n", block),
+                                     encoding="utf-8")
+
+
+def serving_the_sheet() -> FakeSheets:
+    """A stand-in serving the spreadsheet: a first tab, then "Stock" with ROWS (a copy the test may change)."""
+    fake = FakeSheets()
+    fake.sheets[SHEET] = {"Summary": [["nothing", "here"]], "Stock": [list(r) for r in ROWS]}
+    return fake
 
 
 @dataclass

@@ -12,39 +12,24 @@ import pytest
 
 from core.build import load_workspace
 from core.errors import WorkspaceError
-from core.playground.uploads import replace_top_level_block
 from core.retrieval import CachedEmbedder
 from core.tools.inventory import Catalog, InventoryTool, load_catalog, sheet_catalog
 from core.tools.sheets import SheetFeed, SheetRef
 from core.workspace import InventoryDecl, load_store_config
-from tests.tools.sheets_fake import FakeSheets, ServiceAccount
-
-SHEET = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-Q"
-LABEL = f"Google Sheet {SHEET} (Stock)"
-ROWS = [
-    ["Item code", "Product", "Type", "Maker", "Price (THB)", "Qty", "Colour"],
-    ["M1", "Viper Mini", "Mouse", "Razer", "1,290", "4", "Black"],
-    ["M2", "G305", "Mouse", "Logitech", "1,190", "0", ""],  # a row ending in an empty cell comes back shorter
-    [],  # an empty row in the middle: no item
-    ["K1", "Alloy Core", "Keyboard", "HyperX", "call us", "7", "Red"],
-]
-STORE = f"""name: Sheet Shop
-currency: THB
-inventory:
-  sheet: https://docs.google.com/spreadsheets/d/{SHEET}/edit#gid=0
-  worksheet: Stock
-  columns: {{sku: Item code, name: Product, category: Type, brand: Maker, price: Price (THB), stock: Qty}}
-  attributes: [Colour]
-  refresh_minutes: 5
-agents:
-  sales: {{goals: "sales.*", tools: [inventory.query]}}
-"""
+from tests.tools.sheets_fake import (
+    LABEL,
+    SHEET,
+    STORE,
+    FakeSheets,
+    ServiceAccount,
+    serving_the_sheet,
+    sheet_store,
+)
 
 
 @pytest.fixture()
 def fake() -> Iterator[FakeSheets]:
-    server = FakeSheets()
-    server.sheets[SHEET] = {"Summary": [["nothing", "here"]], "Stock": [list(r) for r in ROWS]}
+    server = serving_the_sheet()
     yield server
     server.close()
 
@@ -207,14 +192,6 @@ def test_a_running_search_sees_the_changed_sheet_after_the_interval(keyed: FakeS
 
 
 # ------------------------------------------------------------------ no key
-def sheet_store(root: Path) -> None:
-    """Point a copy of the demo workspace's inventory at the sheet (the rest of store.yaml as it is)."""
-    text = (root / "store.yaml").read_text(encoding="utf-8")
-    block = STORE[STORE.index("inventory:"):STORE.index("agents:")]
-    (root / "store.yaml").write_text(replace_top_level_block(text, "inventory", {}).replace("inventory: {}\n", block),
-                                     encoding="utf-8")
-
-
 def test_no_key_and_no_copy_loads_the_rest_with_a_clear_error(ws_copy: Path, embedder: CachedEmbedder) -> None:
     sheet_store(ws_copy)
     ws = load_workspace(ws_copy, embedder)
