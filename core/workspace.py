@@ -593,6 +593,13 @@ def view_home(root: Path) -> Path:
         return _VIEWS.get(key, key)
 
 
+def view_origin(root: Path) -> Path:
+    """The workspace a staged view (:func:`workspace_view`) mirrors, resolved; ``root`` itself when it is none."""
+    key = _resolved(root)
+    with _VIEWS_LOCK:
+        return _VIEWS.get(key, key)
+
+
 def leads_outside(root: Path, rel: str | Path) -> Path | None:
     """Where ``rel`` (a path a workspace names, relative to its folder ``root``) really leads when that is
     outside the workspace, once ``..``, absolute paths and symbolic links are followed; None when it stays

@@ -73,6 +73,7 @@ from core.sop import Sop
 from core.store import open_state_store
 from core.testing import FileResult, WorkspaceCache, run_file
 from core.tools.declared import HttpTool, PythonTool
+from core.tools.mcp_tools import McpTool
 from core.tools.sheets import SheetFeed, SheetRef, SheetStatus
 from core.workspace import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
 
@@ -894,7 +895,7 @@ class Playground:
             raise UserInputError(f"{rel} already exists; pick another name")
         path = self.root / rel
         external = {n for n, t in (self.orch.gateway.tools.items() if self.orch else [])
-                    if isinstance(t, HttpTool | PythonTool)} | set(scripted)
+                    if isinstance(t, HttpTool | PythonTool | McpTool)} | set(scripted)
         cache = WorkspaceCache()
         cache.put(self.root, self._indexed_workspace())
         spec, first = recorded_test(name, traces, external=external, customer_id=customer_id, path=path,

@@ -24,7 +24,7 @@ from core.problems import Problem
 from core.tools.base import ToolSpec, classify_error
 from core.tools.mcp_client import McpConnection, McpUnavailable, RemoteTool, Target, connection
 from core.tools.mcp_config import McpDecl, executable, expand
-from core.workspace import Param, StoreConfig, ToolDecl, WorkspaceFiles, check_gar_params
+from core.workspace import Param, StoreConfig, ToolDecl, WorkspaceFiles, check_gar_params, view_origin
 
 DEFAULT_CALL_TIMEOUT_S = 5.0  # when neither the gateway nor store.yaml gives one
 META_KEY = "idempotencyKey"  # the request's _meta keys a server may read
@@ -264,7 +264,9 @@ def _answer(result: Any, remote: RemoteTool | None) -> Any:
 
 # ---------------------------------------------------------------------------------------------- loading
 def target_of(decl: McpDecl, root: Path) -> tuple[Target | None, str]:
-    """The resolved connection target of a declaration, or None and why (a variable not set)."""
+    """The resolved connection target of a declaration, or None and why (a variable not set). A stdio server
+    runs in the workspace folder; for a staged view of a workspace (a save being checked) that is the
+    workspace itself, so the check reuses its server instead of starting another."""
     missing: list[str] = []
 
     def value(text: str) -> str:
@@ -278,7 +280,8 @@ def target_of(decl: McpDecl, root: Path) -> tuple[Target | None, str]:
     if missing:
         names = ", ".join(dict.fromkeys(missing))
         return None, f"{names} {'is' if len(set(missing)) == 1 else 'are'} not set in the environment"
-    cwd = (root / decl.cwd) if decl.cwd else root
+    home = view_origin(root)
+    cwd = (home / decl.cwd) if decl.cwd else home
     if decl.url:
         return Target(decl.name, url=url, headers=headers), ""
     args = tuple(value(a) for a in decl.args)
@@ -303,7 +306,7 @@ def build_mcp_tools(files: WorkspaceFiles, named: Iterable[str]) -> tuple[dict[s
     tools: dict[str, McpTool] = {}
     problems: list[Problem] = []
     decls: dict[str, ToolDecl] = {}
-    owner = str(files.root.resolve())
+    owner = str(view_origin(files.root))
     for decl in files.config.mcp.values():
         target, why_not = target_of(decl, files.root)
         server = McpServer(decl, connection(target, decl.start_timeout_s, owner) if target else None, why_not)

@@ -168,6 +168,22 @@ def test_a_call_past_its_deadline_times_out_and_the_server_stays_usable(
     assert gw.call("desk", "desk.close_ticket", {"ticket": "T-2"}).ok  # the same session answers the next call
 
 
+def test_a_save_checked_on_a_staged_view_reuses_the_workspaces_server(
+        tmp_path: Path, embedder: CachedEmbedder) -> None:
+    from core.playground.changes import ChangeSet, staged
+
+    log = tmp_path / "calls.jsonl"
+    root = _desk(tmp_path, _stdio(log))
+    live = load_workspace(root, embedder).tools["desk.lookup"]
+    gar = (root / "gar.csv").read_text(encoding="utf-8").replace("Ticket {ticket} is {state}.", "{ticket}: {state}")
+    with staged(root, ChangeSet("edit").put("gar.csv", gar)) as stage:
+        checked = load_workspace(stage, embedder).tools["desk.lookup"]
+    assert isinstance(live, McpTool) and isinstance(checked, McpTool)
+    assert checked.server.conn is live.server.conn  # the same session and process: none started per check
+    assert ToolGateway({"desk.lookup": live}, load_workspace(root, embedder).files.config.agents).call(
+        "desk", "desk.lookup", {"ticket": "T-3"}).ok
+
+
 # ------------------------------------------------------------------------------------------- lint
 def test_an_sop_or_gar_row_naming_a_tool_the_server_does_not_list_is_an_error_with_its_line(
         tmp_path: Path, embedder: CachedEmbedder) -> None:
@@ -293,3 +309,25 @@ def test_a_streamable_http_server_gets_its_header_from_the_environment(
     assert call.ok and call.result == "closed T-9" and call.side_effects
     assert _calls(log) == [{"tool": "close_ticket", "args": {"ticket": "T-9"},
                             "meta": {"sessionId": "s-9", "idempotencyKey": "k-9"}}]
+
+
+# ------------------------------------------------------------------------------------------- playground
+def test_a_chat_saved_as_a_test_records_what_the_mcp_tools_answered(tmp_path: Path, embedder: CachedEmbedder) -> None:
+    import yaml
+
+    from core.playground import Playground
+
+    log = tmp_path / "calls.jsonl"
+    ws = _orders_copy(tmp_path, log)
+    pg = Playground(ws, embedder=embedder)
+    try:
+        pg.send("s", "Where is my order FK-1043?")
+        rel, result, run = pg.save_chat_as_test("s", "track a parcel")
+        assert result.saved and run.passed
+        spec = yaml.safe_load((ws / rel).read_text(encoding="utf-8"))
+        recorded = spec["turns"][0]["tools"]["orders.find_order"]["result"]
+        assert recorded["tracking"] == "RM2213450GB"
+        assert len(_calls(log)) == 1  # the chat's call; the saved test's run used the recording
+        assert run.turns[0].trace["tool_calls"][0]["scripted"] is True
+    finally:
+        pg.close()
