@@ -24,7 +24,15 @@ from core.problems import Problem
 from core.tools.base import ToolSpec, classify_error
 from core.tools.mcp_client import McpConnection, McpUnavailable, RemoteTool, Target, connection
 from core.tools.mcp_config import McpDecl, executable, expand
-from core.workspace import Param, StoreConfig, ToolDecl, WorkspaceFiles, check_gar_params, view_origin
+from core.workspace import (
+    Param,
+    StoreConfig,
+    ToolDecl,
+    WorkspaceFiles,
+    check_gar_params,
+    leads_outside,
+    view_origin,
+)
 
 DEFAULT_CALL_TIMEOUT_S = 5.0  # when neither the gateway nor store.yaml gives one
 META_KEY = "idempotencyKey"  # the request's _meta keys a server may read
@@ -308,6 +316,11 @@ def build_mcp_tools(files: WorkspaceFiles, named: Iterable[str]) -> tuple[dict[s
     decls: dict[str, ToolDecl] = {}
     owner = str(view_origin(files.root))
     for decl in files.config.mcp.values():
+        outside = leads_outside(view_origin(files.root), decl.cwd) if decl.cwd else None
+        if outside is not None:
+            problems.append(Problem("store.yaml", decl.line, "error", f"MCP server {decl.name!r}: cwd {decl.cwd!r} "
+                                    f"leads outside the workspace (to {outside})"))
+            continue
         target, why_not = target_of(decl, files.root)
         server = McpServer(decl, connection(target, decl.start_timeout_s, owner) if target else None, why_not)
         try:

@@ -42,7 +42,7 @@ def _log(tool: str, ctx: Context, **args: Any) -> None:
     if CALL_LOG:
         meta = {k: v for k, v in (ctx.request_context.meta or {}).items() if not k.startswith("io.")}
         with open(CALL_LOG, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"tool": tool, "args": args, "meta": meta}) + "\n")
+            fh.write(json.dumps({"tool": tool, "args": args, "meta": meta, "server": os.getpid()}) + "\n")
 
 
 def _order(order_id: str, ctx: Context) -> dict[str, Any]:

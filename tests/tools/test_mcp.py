@@ -184,6 +184,42 @@ def test_a_save_checked_on_a_staged_view_reuses_the_workspaces_server(
         "desk", "desk.lookup", {"ticket": "T-3"}).ok
 
 
+def _call_in_a_worker(ws: str, out: object) -> None:
+    from core.tools.mcp_tools import build_mcp_tools
+    from core.workspace import load_workspace_files
+
+    files = load_workspace_files(ws)
+    tools, _ = build_mcp_tools(files, set())
+    call = ToolGateway(tools, files.config.agents).call("desk", "orders.find_order", {"order_id": "FK-1041"})
+    out.put((call.ok, call.error))  # type: ignore[attr-defined]
+
+
+def test_forked_worker_processes_each_start_their_own_server(tmp_path: Path, embedder: CachedEmbedder) -> None:
+    import multiprocessing
+
+    log = tmp_path / "calls.jsonl"
+    ws = _orders_copy(tmp_path, log)
+    gw = ToolGateway(load_workspace(ws, embedder).tools, {})
+    assert gw.call("", "orders.find_order", {"order_id": "FK-1041"}, system=True).ok
+    ctx = multiprocessing.get_context("fork")  # children inherit the parent's connection objects, not its threads
+    out = ctx.Queue()
+    workers = [ctx.Process(target=_call_in_a_worker, args=(str(ws), out)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    results = [out.get(timeout=60) for _ in workers]
+    for w in workers:
+        w.join(30)
+    assert results == [(True, ""), (True, "")]
+    servers = [c["server"] for c in _calls(log)]
+    assert len(servers) == 3 and len(set(servers)) == 3  # the parent's server and one per worker
+
+
+def test_a_server_folder_outside_the_workspace_is_an_error(tmp_path: Path, embedder: CachedEmbedder) -> None:
+    ws = load_workspace(_desk(tmp_path, "{command: python, args: [server.py], cwd: ../elsewhere}"), embedder)
+    assert any(p.severity == "error" and "cwd '../elsewhere' leads outside the workspace" in p.message
+               for p in ws.problems)
+
+
 # ------------------------------------------------------------------------------------------- lint
 def test_an_sop_or_gar_row_naming_a_tool_the_server_does_not_list_is_an_error_with_its_line(
         tmp_path: Path, embedder: CachedEmbedder) -> None:
