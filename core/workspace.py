@@ -627,8 +627,8 @@ def workspace_path(root: Path, rel: str, key: str, *, file: str = "store.yaml", 
 
 
 def store_paths(cfg: StoreConfig) -> list[tuple[str, str]]:
-    """Every file store.yaml names, as (key, path): the inventory (unless it is a URL) and declared tools'
-    tables and Python files."""
+    """Every file store.yaml names, as (key, path): the inventory (unless it is a URL), declared tools' tables
+    and Python files, and the files and folder of MCP servers it starts."""
     out: list[tuple[str, str]] = []
     if cfg.inventory and cfg.inventory.source and not cfg.inventory.source.startswith(("http://", "https://")):
         out.append(("inventory.source", cfg.inventory.source))
@@ -637,6 +637,11 @@ def store_paths(cfg: StoreConfig) -> list[tuple[str, str]]:
             out.append((f"tools.{tool.name}.table", tool.table))
         if tool.python:
             out.append((f"tools.{tool.name}.python", tool.python.split(":", 1)[0]))
+    for server in cfg.mcp.values():  # a server the engine starts: its files given by relative path, its folder
+        out += [(f"tools.{server.name}.mcp.args", arg) for arg in server.args
+                if server.command and re.fullmatch(r"[\w./-]+\.\w{1,8}", arg) and not arg.startswith(("-", "/"))]
+        if server.cwd:
+            out.append((f"tools.{server.name}.mcp.cwd", server.cwd))
     return out
 
 

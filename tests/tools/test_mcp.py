@@ -367,3 +367,15 @@ def test_a_chat_saved_as_a_test_records_what_the_mcp_tools_answered(tmp_path: Pa
         assert run.turns[0].trace["tool_calls"][0]["scripted"] is True
     finally:
         pg.close()
+
+
+def test_a_copy_of_the_example_takes_its_server_along_and_works(tmp_path: Path, embedder: CachedEmbedder) -> None:
+    from core.playground.workspaces import copy_workspace
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    copy_workspace(EXAMPLE, copy)
+    assert (copy / "orders_server.py").read_bytes() == (EXAMPLE / "orders_server.py").read_bytes()
+    ws = load_workspace(copy, embedder)
+    assert not [p for p in ws.problems if p.severity != "info"], ws.problems
+    assert isinstance(ws.tools["orders.find_order"], McpTool) and ws.tools["orders.find_order"].remote is not None
