@@ -28,11 +28,7 @@ with st.sidebar:
     choices = services.workspace_choices()
     labels = [label for label, _ in choices]
     here = next((i for i, (_, path) in enumerate(choices) if path == pg.root), 0)
-    # set before the widget exists, so it shows the open workspace after a change made elsewhere (the
-    # Store page's "Create and open", a link), not the value the browser last sent
-    if st.session_state.pop(services.PICKER_SYNC, False) or st.session_state.get(services.PICKER_KEY) not in labels:
-        st.session_state[services.PICKER_KEY] = labels[here]
-    picked = st.selectbox("Workspace", labels, key=services.PICKER_KEY,
+    picked = st.selectbox("Workspace", labels, index=here, key=services.picker_key(pg.root),
                           help="Switch store: the demo, an example, or a workspace you created on the Store page.")
     target = choices[labels.index(picked)][1]
     if target != pg.root:

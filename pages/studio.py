@@ -16,7 +16,8 @@ from ui import services, widgets
 from ui import simulate as simulate_ui
 
 pg = services.current()
-gen = st.session_state.setdefault("studio_generation", 0)
+generation = st.session_state.setdefault("studio_generation", 0)
+gen = f"{services.workspace_tag(pg.root)}_{generation}"  # editors' keys: this workspace's files, this version
 PICKED = "studio_sop"  # the SOP file shown, kept across reruns, tabs and pages
 HELD = "studio_held"  # a save held back because it would break conversation tests: {rel, text}
 PLAIN = "studio_plain_editor"  # the plain text area instead of the highlighting editor
@@ -27,7 +28,7 @@ VIEW_KEPT = "studio_view_kept"
 
 def refresh() -> None:
     """Redraw the editors from what is on disk and in the drafts (after a save, undo, create, delete)."""
-    st.session_state["studio_generation"] = gen + 1
+    st.session_state["studio_generation"] = generation + 1
 
 
 def quick_fix(step: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -16,8 +17,7 @@ from core.retrieval import SharedModel
 WORKSPACE_KEY = "workspace"
 SESSION_KEY = "session_id"
 CUSTOMER_KEY = "customer_id"
-PICKER_KEY = "workspace_picker"
-PICKER_SYNC = "workspace_picker_sync"  # set when the workspace changed elsewhere: the picker shows it next run
+PICKER_KEY = "workspace_picker"  # the sidebar's workspace picker: one widget per open workspace (picker_key)
 URL_WORKSPACE, URL_SESSION = "ws", "session"  # ?ws=examples/outdoor&session=...: a reload or a link reopens them
 URL_TURN = "turn"  # the Inspector opens on this turn of the session (a link under each chat reply)
 URL_READ = "url_read"
@@ -120,11 +120,31 @@ def current() -> Playground:
     st.rerun()
 
 
+def workspace_tag(path: Path) -> str:
+    """A short tag of a workspace folder, for the keys of widgets that show its files: a value the browser still
+    holds for a widget of another workspace is never taken for one of this workspace."""
+    return hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+
+
+def picker_key(path: Path) -> str:
+    """The sidebar picker's key while ``path`` is open. A picker per workspace starts on the workspace open (its
+    index), so a value the browser still holds for another picker (a click made during a rerun, a picker drawn
+    afresh) never switches the workspace back."""
+    return f"{PICKER_KEY}_{workspace_tag(path)}"
+
+
+# what a browser session keeps when it opens another workspace: everything else (the SOP picked, drafts shown,
+# a held save, test and replay results, editors' tables) belongs to the workspace it was made in
+KEPT_ACROSS_WORKSPACES = {URL_READ, CUSTOMER_KEY, "customer_widget", "llm_model", "llm_base_url", "llm_key"}
+
+
 def switch_to(path: Path) -> None:
-    """Open another workspace in this browser session (a fresh chat session starts)."""
+    """Open another workspace in this browser session: a fresh chat session starts, and what the pages held
+    about the last workspace is forgotten (a held save or a table of its rows must never be written here)."""
+    for key in list(st.session_state):
+        if key not in KEPT_ACROSS_WORKSPACES and not str(key).endswith("_kept"):
+            del st.session_state[key]
     st.session_state[WORKSPACE_KEY] = str(path.resolve())
-    st.session_state.pop(SESSION_KEY, None)
-    st.session_state[PICKER_SYNC] = True  # the picker shows the new workspace, not the last one picked
 
 
 def session_id() -> str:

@@ -569,8 +569,10 @@ class Playground:
         return done
 
     def gar_rows(self, *, draft: bool = False) -> list[dict[str, str]]:
-        """gar.csv as rows of its five columns (for an editable table); ``draft``: the unsaved draft if any."""
-        text = (self.drafts.get("gar.csv") if draft else None) or read_text_file(self.root / "gar.csv")
+        """gar.csv as rows of its five columns (for an editable table); ``draft``: the unsaved draft if any. A
+        workspace of JSON SOPs alone may have no gar.csv: no rows (saving some creates it)."""
+        path = self.root / "gar.csv"
+        text = (self.drafts.get("gar.csv") if draft else None) or (read_text_file(path) if path.is_file() else "")
         return [{c: (rec.get(c) or "") for c in GAR_COLUMNS} for rec in csv.DictReader(io.StringIO(text))]
 
     @staticmethod
