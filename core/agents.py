@@ -63,6 +63,7 @@ class AgentRunResponse:
     path: list[str] = field(default_factory=list)  # ids of the nodes this run visited, in order
     language: str = "en"  # the language the run's own sentences are said in (the request's)
     call: str = ""  # the SOP a ``call`` step runs before this goal goes on (its id)
+    handoff: str = ""  # a hand-off step was reached (its words): the conversation goes to the team
     computed: list[str] = field(default_factory=list)  # figures its messages' expressions gave ({qty * price})
 
 
@@ -361,6 +362,13 @@ class SpecialistAgent:
                 return
         if "api_call" in node.kinds:
             self._request_tool(goal, sop, node, req, resp)
+            return
+        if node.hands_off:  # the processor reaches the team (the store's hand-off tool); the goal ends here
+            resp.actions.append(node.label)
+            resp.handoff = node.text
+            goal.memory.append(MemoryEntry(action=node.label, observation="handed off", feedback="success",
+                                           turn=req.turn))
+            self._end(goal, node, resp, "handed_off")
             return
         if node.call:  # the called SOP runs as a goal of its own; this one goes on when it ends
             if self._count_attempt(goal, node, resp):

@@ -80,7 +80,7 @@ class SessionState(BaseModel):
     # values the customer gave for another SOP's questions than the active one's ("no thanks, we arrive
     # the 5th and leave the 11th" while searching): kept, by slot name, for the goal that will ask for them
     told: dict[str, Any] = Field(default_factory=dict)
-    handoff_turn: int | None = None  # the turn the customer asked for a person (the team takes it from there)
+    handoff_turn: int | None = None  # the turn the conversation went to a person (the team takes it from there)
     updated_at: datetime = Field(default_factory=utcnow)
 
     @property
@@ -132,6 +132,8 @@ class Trace(BaseModel):
     act: str = ""  # what the reply did when no SOP step made it: greeting, thanks, goodbye, offer_more,
     #                capabilities, kb_answer, reprompt, cancelled (evaluations map it to their labels)
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    # the conversation went to people this turn: {by: customer|sop, request, step, tool, sent} (empty otherwise)
+    handoff: dict[str, Any] = Field(default_factory=dict)
     denied: list[dict[str, Any]] = Field(default_factory=list)
     memory: dict[str, Any] = Field(default_factory=dict)
     grounding: dict[str, Any] = Field(default_factory=dict)

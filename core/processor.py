@@ -553,17 +553,36 @@ class CommandProcessor:
     def _hand_off(self, t: Turn, active: Goal | None) -> None:
         """The customer asks for a person: the session is marked for the team, every goal is kept as it is
         (the person picks up with what the customer said), and the customer is told so."""
-        t.state.handoff_turn = t.state.turn
         t.trace.act = "human_handoff"
         t.trace.decisions.append("customer asked for a person: handed over to the team"
                                  + (f" with {active.type} open" if active is not None else ""))
-        sop = self.sops.get(active.type) if active is not None else None
-        reached = self._reach_a_person(t, active, sop)
+        self._handed_over(t, active, "customer")
+
+    def _hand_off_step(self, t: Turn, goal: Goal, resp: AgentRunResponse) -> None:
+        """An SOP step hands the conversation to the team (``hand off to a person``): the session is marked, the
+        store's hand-off tool is called, and the customer is told (after the step's own message, if it has one).
+        The goal ends; its callers end with it; other requests wait on the stack for the person."""
+        t.trace.decisions.append(f"{goal.type} hands the conversation to the team ({resp.handoff!r})")
+        self._handed_over(t, goal, "sop", step=resp.handoff, told=bool(resp.messages))
+        callers = self._callers(t, goal)
+        ended = t.ops.mark_done("handed_off")
+        while ended is not None and ended.id in callers:
+            ended = t.ops.mark_done("handed_off")
+
+    def _handed_over(self, t: Turn, goal: Goal | None, by: str, *, step: str = "", told: bool = False) -> None:
+        """Mark the session for the team, reach them through the store's hand-off tool, and tell the customer
+        what it returned (a ticket, a queue place), or, unless the SOP's step said its own words, that the team
+        will take over."""
+        t.state.handoff_turn = t.state.turn
+        sop = self.sops.get(goal.type) if goal is not None else None
+        reached = self._reach_a_person(t, goal, sop)
+        t.trace.handoff = {"by": by, "request": goal.type if goal is not None else "", "step": step,
+                           "tool": self.handoff if reached else "", "sent": reached}
         if reached:
             t.messages.append(self._say(t, "handoff_sent", detail=reached))
-            return
-        t.messages.append(self._say(t, "handoff_with", title=sop.title.lower()) if sop is not None and sop.title
-                          else self._say(t, "handoff"))
+        elif not told:
+            t.messages.append(self._say(t, "handoff_with", title=sop.title.lower()) if sop is not None and sop.title
+                              else self._say(t, "handoff"))
 
     def _reach_a_person(self, t: Turn, active: Goal | None, sop: Sop | None) -> str:
         """Call the store's hand-off tool (``handoff:`` in store.yaml) with the open request and a short summary
@@ -744,6 +763,9 @@ class CommandProcessor:
             if goal is None:
                 return
             resp = self._run_goal(t, goal)
+            if resp.handoff:  # the team takes it from here: nothing resumes in this turn
+                self._hand_off_step(t, goal, resp)
+                return
             if resp.call:  # a call step: the called SOP runs now, this goal waits for it on the stack
                 self._start_call(t, goal, resp.call)
                 continue

@@ -46,6 +46,11 @@ class FileResult:
     workspace: str = ""  # the folder of the workspace the conversation ran on (empty when it did not run)
 
     @property
+    def handed_off(self) -> bool:
+        """Whether the conversation went to a person (the customer asked, or an SOP step handed off)."""
+        return any(t.trace.get("handoff") for t in self.turns)
+
+    @property
     def passed(self) -> bool:
         return not self.error and all(t.passed for t in self.turns)
 

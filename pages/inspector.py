@@ -33,6 +33,11 @@ if state is None:
     st.warning("That session no longer exists.")
     st.stop()
 
+if state.handoff_turn is not None:  # the team takes it from here: say so above everything else
+    how = next((tr.get("handoff") or {} for tr in pg.traces(sid) if tr.get("turn") == state.handoff_turn), {})
+    by = "an SOP step handed it off" if how.get("by") == "sop" else "the customer asked for a person"
+    sent = f"; sent through `{how['tool']}` ({how['sent']})" if how.get("tool") else ""
+    st.warning(f"Handed off to the team at turn {state.handoff_turn}: {by}{sent}.", icon=":material/support_agent:")
 c1, c2, c3 = st.columns([1, 1, 1])
 c1.metric("Turns", state.turn)
 c2.metric("Version", state.version)

@@ -3,6 +3,7 @@ the loader compiles and lint accepts, in text and JSON SOPs alike."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ from core.gar import GarIndex
 from core.problems import Problem
 from core.retrieval import CachedEmbedder
 from core.sop.canvas import (
-    HANDOFF,
     KINDS,
     Canvas,
     CanvasError,
@@ -87,9 +87,6 @@ def _copy(ws: Path, tmp: Path) -> Path:
     dst = tmp / (ws.name if ws != ROOT else "demo")
     shutil.copytree(ws, dst, ignore=shutil.ignore_patterns(".state", "conversations", "tests", "docs", "examples",
                                                            "core", "ui", "pages", ".venv", ".git", "scripts"))
-    if (dst / "gar.csv").is_file():  # a text SOP's hand-off is a GAR message that says so
-        with (dst / "gar.csv").open("a", encoding="utf-8") as f:
-            f.write("hand off to a person,message_to_user,A colleague will take it from here.,,\n")
     return dst
 
 
@@ -116,11 +113,11 @@ def _fields(canvas: Canvas, kind: str, ws_files: Path, other_sop: str) -> dict[s
         return {"call": other_sop}
     if kind == "end":
         return {}
+    if kind == "handoff":  # a step of its own: no GAR row
+        return {"action": "escalate to a supervisor"} if canvas.format == "text" else {"message": "One moment."}
     if canvas.format == "text":
-        want = {"ask": "ask_user_input", "tool": "api_call", "message": "message_to_user",
-                "handoff": "message_to_user"}[kind]
-        row = next(r for r in gar if r.has(want) and (kind != "message" or not r.has("ask_user_input"))
-                   and (kind != "handoff" or HANDOFF.match(r.action)))
+        want = {"ask": "ask_user_input", "tool": "api_call", "message": "message_to_user"}[kind]
+        row = next(r for r in gar if r.has(want) and (kind != "message" or not r.has("ask_user_input")))
         return {"action": row.action}
     if kind == "ask":
         return {"result_key": "new_answer", "message": "What is your new answer?"}
@@ -307,3 +304,27 @@ def test_conditions_are_built_and_checked_with_their_column() -> None:
     assert not check_condition("the order is delivered", "json").ok
     with pytest.raises(CanvasError):
         build_condition("order status", "==", "x", "json")
+
+
+def test_a_handoff_step_on_the_canvas_is_the_sops_own_step_in_text_and_json(embedder: CachedEmbedder) -> None:
+    files = load_workspace_files(ROOT / "examples" / "retail_care")
+    gar = GarIndex(files.gar, embedder)
+    text = open_canvas(CRLF_SOP, "text", "sops/mini.sop", gar)
+    first = text.start
+    edit = add_step(text, first, "handoff", {"action": "transfer the customer to a human agent"})
+    assert "\r\ntransfer the customer to a human agent\r\n" in edit.source
+    again = open_canvas(edit.source, "text", "sops/mini.sop", gar)
+    assert again.nodes[edit.selected or ""].kind == "handoff" and not again.out(edit.selected or "")
+    with pytest.raises(CanvasError, match="not worded as a hand-off"):
+        update_step(again, edit.selected or "", {"action": "transfer the balance to savings"})
+    renamed = update_step(again, edit.selected or "", {"action": "hand off to the returns team"})
+    assert "hand off to the returns team" in renamed.source
+    src = (ROOT / "examples" / "order_delay" / "sops" / "order_delay.json").read_text(encoding="utf-8")
+    js = open_canvas(src, "json", "sops/order_delay.json")
+    added = add_step(js, js.start, "handoff", {"message": "Please keep your order number to hand."})
+    node = json.loads(added.source)["nodes"][added.selected or ""]
+    assert node == {"id": "hand_off", "type": "handoff", "description": "Hand off to a person",
+                    "messageTemplate": "Please keep your order number to hand."}
+    reopened = open_canvas(added.source, "json", "sops/order_delay.json")
+    assert reopened.nodes[added.selected or ""].kind == "handoff"
+    assert not [p for p in reopened.problems if p.severity == "error"]

@@ -24,7 +24,6 @@ from core.playground.service import Playground
 from core.problems import Problem
 from core.slots import SLOT_TYPES
 from core.sop.canvas import (
-    HANDOFF,
     KINDS,
     OPERATORS,
     Canvas,
@@ -45,8 +44,6 @@ LABELS: dict[str, str] = {"ask": "Ask", "tool": "Tool call", "message": "Message
                           "call": "Call SOP", "handoff": "Hand off", "end": "End"}
 COLOURS = {"ask": "#dcebff", "tool": "#ffe5cc", "message": "#dff5e3", "decision": "#fff4cc", "call": "#efe3ff",
            "handoff": "#ffdede", "end": "#e8e8e8"}
-HANDOFF_ROW = {"action": "hand off to a person", "action_type": "message_to_user",
-               "user_interaction_metadata": "A colleague will take it from here.", "api": "", "params": ""}
 
 
 def editor(pg: Playground, rel: str, source: str, check: SopCheck, on_edit: Callable[[], None]) -> None:
@@ -142,7 +139,9 @@ def _on_event(pg: Playground, canvas: Canvas, rel: str, new: StreamlitFlowState,
 
 def _apply(pg: Playground, rel: str, edit: Callable[[], Edit], on_edit: Callable[[], None], *,
            redraw: bool = False) -> None:
-    """Make an edit: the new source becomes the draft (both views show it), the new step is selected."""
+    """Make an edit: the new source becomes the draft (both views show it), the new step is selected. An edit
+    that changes nothing (a step applied as it was, an arrow drawn where one goes) leaves the draft and the
+    page's other widgets alone: a click made meanwhile (another SOP picked) is not lost."""
     try:
         done = edit()
     except CanvasError as exc:
@@ -153,12 +152,16 @@ def _apply(pg: Playground, rel: str, edit: Callable[[], Edit], on_edit: Callable
         st.session_state.pop(f"canvas_flow_{rel}_sig", None)  # draw the SOP again without the refused arrow
         st.rerun()
         return
-    pg.keep_draft(rel, done.source)
+    draft = pg.draft(rel)
+    changed = done.source != (pg.read_sop(rel.removeprefix("sops/")) if draft is None else draft)
+    if changed:
+        pg.keep_draft(rel, done.source)
     if redraw:  # the arrow drawn is now the SOP's own (or was already): draw the SOP as it is
         st.session_state.pop(f"canvas_flow_{rel}_sig", None)
     if done.selected:
         st.session_state[f"canvas_sel_{rel}"] = done.selected
-    on_edit()
+    if changed:
+        on_edit()
     st.rerun()
 
 
@@ -261,8 +264,17 @@ def _fields(pg: Playground, canvas: Canvas, picks: Pickers, node: CanvasNode | N
                             index=options.index(have["call"]) if have.get("call") in options else 0,
                             format_func=lambda s: f"{sops.get(s, s)} ({s})")
         return {"call": call, **_description(canvas, have, key)}
+    if kind == "handoff":  # the conversation goes to the team (the store's hand-off tool); the procedure ends
+        if canvas.format == "text":
+            words = st.text_input("The step", value=str(have.get("action") or "hand off to a person"),
+                                  key=f"{key}_handoff", help="Start it with 'hand off' or 'escalate', or write "
+                                  "'transfer … to a person' (a team, an agent, a supervisor).")
+            return {"action": words}
+        message = st.text_input("Message before the team's reply (optional)", value=str(have.get("message") or ""),
+                                key=f"{key}_msg", placeholder="Please keep your order number to hand.")
+        return {"message": message, **_description(canvas, have, key)}
     if canvas.format == "text":
-        return {"action": _action(pg, picks, kind, have.get("action", ""), key)}
+        return {"action": _action(picks, kind, have.get("action", ""), key)}
     if kind == "ask":
         slot = _slot(picks, str(have.get("result_key") or ""), key)
         declared = canvas.sop.slots.get(slot, "") if canvas.sop is not None else ""
@@ -289,19 +301,8 @@ def _description(canvas: Canvas, have: dict[str, Any], key: str) -> dict[str, An
     return {"description": text} if text or "description" in have else {}
 
 
-def _action(pg: Playground, picks: Pickers, kind: Kind, current: str, key: str) -> str:
+def _action(picks: Pickers, kind: Kind, current: str, key: str) -> str:
     options = list(picks.actions.get(kind, []))
-    if kind == "handoff":
-        options = [a for a in options if HANDOFF.match(a)]
-        if not options:
-            st.info("A hand-off is a message from the GAR that says so. The GAR has none yet.")
-            if st.button("Add “hand off to a person” to the GAR", key=f"{key}_gar"):
-                result = pg.add_gar_row(dict(HANDOFF_ROW))
-                if not result.saved:
-                    st.error("; ".join(str(p) for p in result.blocking) or "the GAR was not saved")
-                else:
-                    st.rerun()
-            return ""
     if current and current not in options:
         options.insert(0, current)
     if not options:

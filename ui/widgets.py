@@ -190,7 +190,8 @@ def session_label(meta: dict[str, Any]) -> str:
     when = str(meta.get("updated_at", ""))[:16].replace("T", " ")
     turns = meta.get("turns", 0)
     who = f" · customer {meta['customer_id']}" if meta.get("customer_id") else ""
-    return f"{first} · {when} · {turns} turn{'s' if turns != 1 else ''}{who}"
+    handed = f"handed off (turn {meta['handoff_turn']}) · " if meta.get("handoff_turn") is not None else ""
+    return f"{handed}{first} · {when} · {turns} turn{'s' if turns != 1 else ''}{who}"
 
 
 COVERAGE_GREENS = ("#d8f3dc", "#95d5b2", "#52b788", "#2d6a4f")  # reached by few tests -> by the most

@@ -33,6 +33,11 @@ class SetReport:
     def total(self) -> int:
         return len(self.results)
 
+    @property
+    def handoffs(self) -> int:
+        """Conversations that went to a person."""
+        return sum(r.handed_off for r in self.results)
+
     def failures(self) -> list[dict[str, Any]]:
         """Each failing conversation's first failing turn (or the error that stopped it)."""
         out: list[dict[str, Any]] = []
@@ -49,7 +54,7 @@ class SetReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "folder": self.folder, "passed": self.passed, "total": self.total,
-                "failures": self.failures()}
+                "handoffs": self.handoffs, "failures": self.failures()}
 
 
 def find_sets(folder: Path) -> list[tuple[str, list[Path]]]:
@@ -89,18 +94,25 @@ def format_procedures(reports: list[SetReport]) -> str:
     the first failure)."""
     lines: list[str] = []
     for r in reports:
-        lines.append(f"{r.name}: {r.passed}/{r.total} passed")
+        lines.append(f"{r.name}: {r.passed}/{r.total} passed" + (f", {r.handoffs} handed off" if r.handoffs else ""))
         for f in r.failures():
             said = f" {f['user']!r}" if f["user"] else ""
             where = f"turn {f['turn']}{said}" if f["turn"] else "error"
             lines.append(f"  FAIL {f['file']} {where}: {f['failure']}")
     passed, total = sum(r.passed for r in reports), sum(r.total for r in reports)
     lines.append(f"total: {passed}/{total} passed")
+    lines.append(f"hand-off rate: {_handoffs(reports)}/{total} conversations went to a person "
+                 f"({_handoffs(reports) / total if total else 0.0:.1%})")
     return "\n".join(lines)
+
+
+def _handoffs(reports: list[SetReport]) -> int:
+    return sum(r.handoffs for r in reports)
 
 
 def procedures_report(reports: list[SetReport]) -> dict[str, Any]:
     """The ``--json`` form: overall counts and accuracy, and each set's."""
     passed, total = sum(r.passed for r in reports), sum(r.total for r in reports)
     return {"passed": passed, "total": total, "accuracy": passed / total if total else 0.0,
+            "handoffs": _handoffs(reports), "handoff_rate": _handoffs(reports) / total if total else 0.0,
             "sets": [r.to_dict() for r in reports]}

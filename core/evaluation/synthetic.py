@@ -121,6 +121,7 @@ class SyntheticReport:
     unexercised: dict[str, list[str]] = field(default_factory=dict)  # SOP -> steps no session reached
     llm: LLMUsage = field(default_factory=LLMUsage)  # calls and prompt tokens of an LLM brain
     reached: Counter[tuple[str, str]] = field(default_factory=Counter)  # (SOP, step) -> sessions that visited it
+    handoffs: int = 0  # sessions that went to a person (the customer asked, or an SOP step handed off)
     seconds: float = 0.0
 
     @property
@@ -138,6 +139,7 @@ class SyntheticReport:
             "per_sop": {k: {**v.to_dict(), "sessions": self.sop_sessions[k]} for k, v in sorted(self.per_sop.items())},
             "per_cause": {k: v.to_dict() for k, v in sorted(self.per_cause.items())},
             "outcomes": dict(sorted(self.outcomes.items())),
+            "handoffs": self.handoffs, "handoff_rate": round(self.handoffs / self.sessions, 4) if self.sessions else 0.0,
             "expected_outcomes": dict(sorted(self.expected_outcomes.items())),
             "parameter_accuracy": self.params.to_dict(),
             **({"llm": self.llm.to_dict()} if self.llm.turns else {}),
@@ -222,7 +224,9 @@ def _run_session(orch: Orchestrator, plan: SessionPlan, report: SyntheticReport)
                 _grade_params(turn, trace, report)
         else:
             _count(plan.sop, turn.expected, [False] * len(turn.expected), report)
-    report.outcomes[_outcome(orch.load_state(session), plan.sop)] += 1
+    final = orch.load_state(session)
+    report.outcomes[_outcome(final, plan.sop)] += 1
+    report.handoffs += final is not None and final.handoff_turn is not None
     report.reached.update(visited)
 
 
@@ -322,7 +326,8 @@ def format_report(report: SyntheticReport, failures: int = 10) -> str:
     out, exp = d["outcomes"], d["expected_outcomes"]
     lines += ["", f"sessions: completed {out.get('completed', 0)}, ended gracefully {out.get('graceful', 0)}, "
                   f"looped {out.get('looped', 0)}" + _others(out)
-              + f"  (expected: completed {exp.get('completed', 0)}, graceful {exp.get('graceful', 0)})"]
+              + f"  (expected: completed {exp.get('completed', 0)}, graceful {exp.get('graceful', 0)})",
+              f"hand-off rate: {d['handoffs']}/{d['sessions']} sessions went to a person ({d['handoff_rate']:.1%})"]
     params = d["parameter_accuracy"]
     if params["states"]:
         lines.append(f"typed values reaching the API intact: {params['correct']}/{params['states']} "

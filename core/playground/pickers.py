@@ -72,7 +72,6 @@ def pickers(ws: Workspace, sop: Sop | None = None) -> Pickers:
         "tool": [r.action for r in rows if r.has("api_call") or r.has("external_knowledge")],
         "message": [r.action for r in rows if r.has("message_to_user") and not r.has("ask_user_input")],
     }
-    actions["handoff"] = actions["message"]
     tools = [_tool(name, obj) for name, obj in sorted(ws.tools.items())]
     agents = sorted(ws.files.config.agents)
     agent_tools = {name: list(a.tools) for name, a in ws.files.config.agents.items()}

@@ -22,13 +22,12 @@ from core.sop import expr, jsonspan
 from core.sop.graph import Node, Sop
 from core.sop.load import compile_sop
 from core.sop.parse_json import ASK_WORDS
-from core.sop.parse_text import ELSE, TERMINATE, GarResolver, Line, build_tree, split_front_matter
+from core.sop.parse_text import ELSE, HANDOFF, TERMINATE, GarResolver, Line, build_tree, split_front_matter
 
 Kind = Literal["ask", "tool", "message", "decision", "call", "handoff", "end"]
 KINDS: tuple[Kind, ...] = ("ask", "tool", "message", "decision", "call", "handoff", "end")
 Format = Literal["text", "json"]
 TERMINATE_LINE = "terminate the flow"
-HANDOFF = re.compile(r"^\s*(hand\s*-?\s*(off|over)|handoff|transfer|escalate)\b", re.I)
 OPERATORS = ("==", "!=", "<", "<=", ">", ">=")
 JSON_FIELDS = {"description": "description", "message": "messageTemplate", "tool": "tool", "params": "toolParams",
                "result_key": "resultKey", "condition": "condition", "call": "call"}
@@ -178,6 +177,8 @@ def kind_of(node: Node, sop: Sop) -> Kind:
         return "decision"
     if node.call:
         return "call"
+    if node.hands_off:
+        return "handoff"
     if node.asks:
         return "ask"
     if node.tool or "api_call" in node.kinds or "external_knowledge" in node.kinds:
@@ -550,8 +551,17 @@ def _text_lines(kind: Kind, fields: dict[str, Any], fmt_unit: str) -> list[str]:
     if kind == "decision":
         cond = _require_condition(fields, "text")
         return [f"if {cond}:", fmt_unit + TERMINATE_LINE]
-    action = _text_of(fields, "action", "an action from the GAR")
-    return [action, TERMINATE_LINE] if kind == "handoff" else [action]
+    if kind == "handoff":  # a step of its own: the procedure ends with it, no GAR row needed
+        return [_handoff_words(fields)]
+    return [_text_of(fields, "action", "an action from the GAR")]
+
+
+def _handoff_words(fields: dict[str, Any]) -> str:
+    words = " ".join(str(fields.get("action") or "").split()) or "hand off to a person"
+    if not HANDOFF.match(words):
+        raise CanvasError(f"{words!r} is not worded as a hand-off: start it with 'hand off' or 'escalate', or "
+                          "write 'transfer … to a person' (or to a team, an agent, a supervisor)")
+    return words
 
 
 def _text_add(canvas: Canvas, node: CanvasNode, kind: Kind, fields: dict[str, Any], branch: int | None) -> Edit:
@@ -647,7 +657,7 @@ def _text_update(canvas: Canvas, node: CanvasNode, fields: dict[str, Any], branc
         at = raw.rfind(old)
         return idx.without(set(), {line.no: raw[:at] + cond + raw[at + len(old):]})
     text = f"call {_text_of(fields, 'call', 'the SOP to run')}" if node.kind == "call" and "call" in fields \
-        else _text_of(fields, "action", "an action from the GAR")
+        else _handoff_words(fields) if node.kind == "handoff" else _text_of(fields, "action", "an action from the GAR")
     if text == idx.line[node.line].text:
         return canvas.source
     return idx.without(set(), {node.line: idx.lead(node.line) + text})
@@ -745,11 +755,11 @@ def _new_id(taken: set[str], wanted: str) -> str:
     return out
 
 
-def _json_fields(kind: Kind, fields: dict[str, Any], nxt: str | None, end: str | None) -> dict[str, Any]:
+def _json_fields(kind: Kind, fields: dict[str, Any], nxt: str | None) -> dict[str, Any]:
     """A new node's members in the order the engine note writes them."""
     desc = " ".join(str(fields.get("description") or "").split())
     msg = str(fields.get("message") or "").strip()
-    out: dict[str, Any] = {"type": "end" if kind == "end" else "decision" if kind == "decision" else "action"}
+    out: dict[str, Any] = {"type": kind if kind in ("end", "decision", "handoff") else "action"}
     if kind == "ask":
         slot = str(fields.get("result_key") or "").strip()
         desc = desc or (f"Ask the customer for their {slot.replace('_', ' ')}" if slot else "Ask the customer")
@@ -766,13 +776,13 @@ def _json_fields(kind: Kind, fields: dict[str, Any], nxt: str | None, end: str |
             out["resultKey"] = str(fields["result_key"]).strip()
         if msg:
             out["messageTemplate"] = msg
-    elif kind in ("message", "handoff"):
-        if kind == "handoff":
-            desc = desc if desc and HANDOFF.match(desc) else "Hand off to a person" + (f": {desc}" if desc else "")
-        else:
-            desc = desc or "Tell the customer"
-        out |= {"description": desc, "messageTemplate": msg or ("A colleague will take it from here."
-                                                                if kind == "handoff" else desc)}
+    elif kind == "handoff":  # the procedure ends with it; its message (optional) comes before the team's reply
+        out["description"] = desc or "Hand off to a person"
+        if msg:
+            out["messageTemplate"] = msg
+    elif kind == "message":
+        desc = desc or "Tell the customer"
+        out |= {"description": desc, "messageTemplate": msg or desc}
     elif kind == "call":
         call = _text_of(fields, "call", "the SOP to run")
         out |= {"description": desc or f"Run {call}", "call": call}
@@ -782,9 +792,7 @@ def _json_fields(kind: Kind, fields: dict[str, Any], nxt: str | None, end: str |
         out["description"] = desc or "Done"
     if kind == "decision":
         out["nextNodes"] = [nxt, nxt]
-    elif kind == "handoff":
-        out["nextNodes"] = [end]
-    elif kind != "end":
+    elif kind not in ("end", "handoff"):
         out["nextNodes"] = [nxt]
     return out
 
@@ -800,12 +808,9 @@ def _json_add(canvas: Canvas, node: CanvasNode, kind: Kind, fields: dict[str, An
     new_id = _new_id(taken, label)
     slot = 0 if node.kind != "decision" else (branch or 0)
     old = canvas.target(node.id, slot if node.kind == "decision" else None)
-    end = next((n.id for n in canvas.nodes.values() if n.kind == "end"), None)
-    if kind == "handoff" and end is None:
-        raise CanvasError("add an end first: a hand-off goes on to it")
     if kind not in ("end", "handoff") and old is None:
         raise CanvasError(f"{node.id!r} leads nowhere yet: connect it first")
-    members = _json_fields(kind, fields, old, end)
+    members = _json_fields(kind, fields, old)
     src = _set_next(src, node.id, slot, new_id)
     _doc_, nodes = _doc(src)
     like = nodes.get(node.id)
@@ -891,7 +896,7 @@ def _json_update(canvas: Canvas, node: CanvasNode, fields: dict[str, Any]) -> st
 def _json_delete(canvas: Canvas, node: CanvasNode) -> Edit:
     src = canvas.source
     doc, nodes = _doc(src)
-    if node.kind == "end":
+    if node.kind == "end" or (node.kind == "handoff" and not canvas.out(node.id)):  # where the procedure ends
         succ = next((n.id for n in canvas.nodes.values() if n.kind == "end" and n.id != node.id), None)
     elif node.kind == "decision":  # the branch that still reaches an end without it (the first when both do)
         ways = [canvas.target(node.id, i) for i in (0, 1)]
@@ -922,7 +927,7 @@ def _ends(canvas: Canvas, start: str, without: str) -> bool:
         nid = todo.pop()
         if nid in seen or nid == without or nid not in canvas.nodes:
             continue
-        if canvas.nodes[nid].kind == "end":
+        if canvas.nodes[nid].kind == "end" or (canvas.nodes[nid].kind == "handoff" and not canvas.out(nid)):
             return True
         seen.add(nid)
         todo += [e.target for e in canvas.out(nid)]

@@ -54,6 +54,12 @@ class Node:
         return self.gar.action if self.gar else self.id
 
     @property
+    def hands_off(self) -> bool:
+        """Whether this step hands the conversation to a person (``hand off to a person``; JSON ``"type":
+        "handoff"``): the store's hand-off tool is called and the goal ends there."""
+        return "handoff" in self.kinds
+
+    @property
     def asks(self) -> bool:
         """Whether this step waits for the customer."""
         return "ask_user_input" in self.kinds

@@ -93,13 +93,19 @@ def _node(nid: str, raw: Any, source: str, file: str, problems: list[Problem]) -
         if key not in NODE_KEYS:
             problems.append(Problem(file, line, "warning", f"node {nid!r}: unknown key {key!r}"))
     kind = raw.get("type")
-    if kind not in ("action", "decision", "end"):
-        problems.append(Problem(file, line, "error", f"node {nid!r}: type must be action, decision or end, "
-                                                      f"got {kind!r}"))
+    if kind not in ("action", "decision", "end", "handoff"):
+        problems.append(Problem(file, line, "error", f"node {nid!r}: type must be action, decision, handoff or "
+                                                      f"end, got {kind!r}"))
         return None
     nxt = text_list(raw.get("nextNodes"), f"node {nid!r}: nextNodes", file, line, problems)
     desc = text(raw.get("description"), f"node {nid!r}: description", file, line, problems)
     template = text(raw.get("messageTemplate"), f"node {nid!r}: messageTemplate", file, line, problems)
+    if kind == "handoff":  # the team takes it from here: the store's hand-off tool is called, the goal ends
+        if nxt:
+            problems.append(Problem(file, line, "warning", f"handoff {nid!r}: nextNodes are never taken (the "
+                                                            "procedure ends with the hand-off)"))
+        return Node(nid, "action", desc or "hand off to a person", line, message=template,
+                    kinds=frozenset({"handoff"}))
     node = Node(nid, kind, desc, line, message=template, result_key=str(raw.get("resultKey") or nid))
     if kind == "decision":
         return _decision(node, raw, nxt, file, problems)
@@ -296,5 +302,5 @@ def _check_reachability(sop: Sop, source: str, file: str, problems: list[Problem
     for nid, node in sop.nodes.items():
         if nid not in reach:
             problems.append(Problem(file, node.line, "warning", f"node {nid!r} is unreachable from startNode"))
-    if not any(sop.nodes[n].kind == "end" for n in reach):
+    if not any(sop.nodes[n].kind == "end" or sop.nodes[n].hands_off for n in reach):
         problems.append(Problem(file, 1, "error", "no end node is reachable from startNode (missing end)"))

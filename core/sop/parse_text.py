@@ -17,6 +17,12 @@ from core.workspace import GarRow, normalise_action
 CALL = re.compile(r"^call\s+(?:the\s+)?(.+?)(?:\s+(?:procedure|sop|flow))?\.?$", re.I)  # "call verify identity"
 TERMINATE = re.compile(r"^(terminate|end|stop|finish|close)\b(\s+(the\s+)?(flow|conversation|chat|sop|goal))?\.?$",
                        re.I)
+# "hand off to a person", "hand over to billing", "escalate to a supervisor", "transfer the customer to a human
+# agent": the conversation goes to people (the store's hand-off tool is called) and the procedure ends there
+HANDOFF = re.compile(r"^(?:hand\s*-?\s*(?:off|over)|handoff|escalate)\b.*$|^(?:transfer|pass|route|connect|put)\b.*"
+                     r"\bto\s+(?:a|an|the|our|one\s+of\s+our)?\s*(?:[\w-]+\s+){0,2}(?:human|person|people|agent|team|"
+                     r"staff|colleague|supervisor|specialist|manager|representative|department|desk|tier\s*\d|"
+                     r"expert|advis[eo]r|operator)s?\b.*$", re.I)
 ELSE = re.compile(r"^(else|otherwise|in all other cases)\s*:?$", re.I)
 META_KEYS = {"id", "title", "agent", "priority", "triggers", "description", "slots"}
 
@@ -154,11 +160,17 @@ class TextCompiler:
 
     def _check_unreachable(self, groups: list[list[Line]]) -> None:
         for i, group in enumerate(groups[:-1]):
-            if not group[0].is_condition and TERMINATE.match(group[0].text):
+            ends = TERMINATE.match(group[0].text) or self._hands_off(group[0].text)
+            if not group[0].is_condition and ends:
                 nxt = groups[i + 1][0]
                 self.problems.append(Problem(self.file, nxt.no, "warning",
-                                             f"unreachable: step {nxt.text!r} comes after 'terminate the flow'"))
+                                             f"unreachable: step {nxt.text!r} comes after {group[0].text!r} "
+                                             "(the procedure ends there)"))
                 break
+
+    def _hands_off(self, text: str) -> bool:
+        """A hand-off step: worded as one, and no GAR action of that exact name (a row wins)."""
+        return bool(HANDOFF.match(text)) and normalise_action(text) not in getattr(self.resolver, "by_name", {})
 
     def _stmt(self, group: list[Line], nxt: str) -> str:
         first = group[0]
@@ -189,6 +201,9 @@ class TextCompiler:
 
     def _action(self, line: Line, nxt: str) -> str:
         nid = f"s{line.no}"
+        if self._hands_off(line.text):  # the team takes it from here: no next step
+            self.nodes[nid] = Node(nid, "action", line.text, line.no, kinds=frozenset({"handoff"}))
+            return nid
         called = CALL.match(line.text)
         if called and normalise_action(line.text) not in getattr(self.resolver, "by_name", {}):
             # "call verify identity": run that SOP, then come back here (resolved against the workspace's SOPs)

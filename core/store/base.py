@@ -70,7 +70,8 @@ class StateStore(Protocol):
         ...
 
     def list_sessions(self) -> list[dict[str, Any]]:
-        """Return ``{session_id, customer_id, version, updated_at}`` rows, newest first."""
+        """Return ``{session_id, customer_id, version, updated_at, handoff_turn}`` rows, newest first
+        (``handoff_turn``: the turn the session went to a person, None when it has not)."""
         ...
 
     def traces(self, session_id: str) -> list[dict[str, Any]]:

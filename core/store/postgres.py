@@ -206,10 +206,11 @@ class PostgresStateStore:
 
     def list_sessions(self) -> list[dict[str, Any]]:
         with self._conn() as conn:
-            rows = conn.execute("SELECT session_id, customer_id, version, updated_at FROM sessions "
+            rows = conn.execute("SELECT session_id, customer_id, version, updated_at, "
+                                "(data::jsonb)->>'handoff_turn' FROM sessions "
                                 "ORDER BY updated_at DESC, session_id").fetchall()
-        return [{"session_id": sid, "customer_id": cid, "version": int(v), "updated_at": _iso(at)}
-                for sid, cid, v, at in rows]
+        return [{"session_id": sid, "customer_id": cid, "version": int(v), "updated_at": _iso(at),
+                 "handoff_turn": int(h) if h is not None else None} for sid, cid, v, at, h in rows]
 
     def traces(self, session_id: str) -> list[dict[str, Any]]:
         with self._conn() as conn:

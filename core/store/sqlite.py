@@ -159,13 +159,13 @@ class SqliteStateStore:
         return [{"at": at, "kind": kind, "detail": json.loads(data)} for at, kind, data in rows]
 
     def list_sessions(self) -> list[dict[str, Any]]:
-        """Return ``{session_id, customer_id, version, updated_at}`` rows, newest first."""
+        """Return ``{session_id, customer_id, version, updated_at, handoff_turn}`` rows, newest first."""
         with self._lock:
             rows = self._connection().execute(
-                "SELECT session_id, customer_id, version, updated_at FROM sessions "
-                "ORDER BY updated_at DESC, session_id"
+                "SELECT session_id, customer_id, version, updated_at, json_extract(data, '$.handoff_turn') "
+                "FROM sessions ORDER BY updated_at DESC, session_id"
             ).fetchall()
-        keys = ("session_id", "customer_id", "version", "updated_at")
+        keys = ("session_id", "customer_id", "version", "updated_at", "handoff_turn")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
     def traces(self, session_id: str) -> list[dict[str, Any]]:

@@ -73,6 +73,13 @@ def test_a_conversation_over_http_with_its_state_and_traces(client: TestClient) 
                         headers=AUTH).json()
     assert other["turn"] == 1 and other["active_goal"]["type"] == "repairs.book"
     assert client.get("/workspaces/bikes/sessions", headers=AUTH).json()[0]["session_id"] == "c1"
+    # a session that went to a person is marked so in the list and in its state
+    client.post("/workspaces/bikes/sessions/c2/messages", json={"text": "let me talk to a human please"},
+                headers=AUTH)
+    marks = {s["session_id"]: s["handoff_turn"] for s in client.get("/workspaces/bikes/sessions",
+                                                                     headers=AUTH).json()}
+    assert marks == {"c1": None, "c2": 1}
+    assert client.get("/workspaces/bikes/sessions/c2", headers=AUTH).json()["handoff_turn"] == 1
 
 
 def test_workspaces_health_readiness_and_the_openapi_document(client: TestClient) -> None:

@@ -233,7 +233,13 @@ def test_list_sessions_newest_first(state_store: StateStore) -> None:
 
     rows = state_store.list_sessions()
     assert [row["session_id"] for row in rows] == ["a", "c", "b"]
-    assert set(rows[0]) == {"session_id", "customer_id", "version", "updated_at"}
+    assert set(rows[0]) == {"session_id", "customer_id", "version", "updated_at", "handoff_turn"}
+    assert rows[0]["handoff_turn"] is None
+    handed = state_store.load("b")
+    assert handed is not None
+    handed.handoff_turn = 3  # the session went to a person at its third turn
+    state_store.save(bump(handed), expected_version=1)
+    assert next(r["handoff_turn"] for r in state_store.list_sessions() if r["session_id"] == "b") == 3
     assert rows[0]["customer_id"] == "c1" and rows[0]["version"] == 2
     assert isinstance(rows[0]["updated_at"], str)
     stamps = [row["updated_at"] for row in rows]

@@ -168,3 +168,106 @@ def test_a_handoff_naming_an_unknown_tool_is_a_lint_error(tmp_path: Path) -> Non
     problems = load_workspace(ws).problems
     assert any(p.file == "store.yaml" and p.severity == "error" and "handoff: unknown tool 'desk.nowhere'" in p.message
                for p in problems)
+
+
+# ---------------------------------------------------------------------------------------------- a hand-off step
+GAS = """---
+id: desk.gas
+title: Report a gas smell
+triggers: [I can smell gas, there is a gas leak]
+---
+ask customer for the postcode
+escalate to the emergency team
+tell customer to open the windows
+"""
+GAS_JSON = {
+    "id": "desk.gas", "name": "Report a gas smell", "triggers": ["I can smell gas", "there is a gas leak"],
+    "startNode": "postcode",
+    "nodes": {
+        "postcode": {"type": "action", "description": "Ask for the postcode", "resultKey": "postcode",
+                     "messageTemplate": "What is your postcode?", "nextNodes": ["emergency"]},
+        "emergency": {"type": "handoff", "description": "Hand off to the emergency team",
+                      "messageTemplate": "Please open your windows and leave the house; our emergency team has "
+                                         "your postcode {context.postcode}."},
+    },
+}
+
+
+def _gas_desk(root: Path, form: str, *, tool: str = "") -> Path:
+    _queued_desk(root, "enqueue") if tool else _desk(root, callback=False)
+    if not tool:
+        (root / "store.yaml").write_text(STORE)
+    with (root / "gar.csv").open("a") as f:
+        f.write("tell customer to open the windows,message_to_user,Open your windows.,,\n")
+    if form == "text":
+        (root / "sops" / "gas.sop").write_text(GAS)
+    else:
+        (root / "sops" / "gas.json").write_text(json.dumps(GAS_JSON, indent=2))
+    return root
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_a_handoff_step_reaches_the_team_through_the_tool_and_ends_the_procedure(tmp_path: Path, form: str) -> None:
+    ws = _gas_desk(tmp_path / "ws", form, tool="enqueue")
+    from core.build import load_workspace
+
+    assert not [p for p in load_workspace(ws).problems if p.severity == "error"]
+    desk = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    desk.handle_message("s", "I can smell gas", customer_id="c-9")
+    reply = desk.handle_message("s", "SW1A 1AA", customer_id="c-9")
+    assert "ticket: HD-1041" in reply, reply  # what the hand-off tool returned
+    if form == "json":  # the step's own words first
+        assert reply.index("open your windows") < reply.index("HD-1041") and "SW1A 1AA" in reply
+    sent = json.loads((ws / "queue" / "1.json").read_text())
+    assert sent["request"] == "Report a gas smell" and sent["customer"] == "c-9"
+    assert "postcode: SW1A 1AA" in sent["summary"]
+    state = desk.load_state("s")
+    assert state is not None and state.handoff_turn == 2 and state.active_goal is None
+    assert state.goals and all(g.outcome == "handed_off" for g in state.goals.values())
+    trace = desk.last_trace("s") or {}
+    assert trace["handoff"] == {"by": "sop", "request": "desk.gas", "step": trace["handoff"]["step"],
+                                "tool": "desk.enqueue", "sent": "ticket: HD-1041; queue position: 1"}
+    assert "Open your windows." not in reply  # the step after the hand-off is never run
+
+
+def test_a_handoff_step_without_a_tool_says_the_team_takes_over(tmp_path: Path) -> None:
+    from core.build import load_workspace
+
+    ws = _gas_desk(tmp_path / "ws", "text")
+    problems = load_workspace(ws).problems
+    desk = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    assert any(p.file == "sops/gas.sop" and p.line == 8 and "unreachable" in p.message for p in problems)
+    desk.handle_message("s", "there is a gas leak")
+    reply = desk.handle_message("s", "SW1A 1AA")
+    assert "member of our team" in reply and "report a gas smell" in reply
+    state = desk.load_state("s")
+    assert state is not None and state.handoff_turn == 2
+
+
+def test_a_gar_action_worded_like_a_handoff_stays_that_action(tmp_path: Path) -> None:
+    ws = _gas_desk(tmp_path / "ws", "text")
+    with (ws / "gar.csv").open("a") as f:
+        f.write("escalate to the emergency team,message_to_user,The emergency line is 0800 111 999.,,\n")
+    desk = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    desk.handle_message("s", "I can smell gas")
+    reply = desk.handle_message("s", "SW1A 1AA")
+    assert "0800 111 999" in reply
+    state = desk.load_state("s")
+    assert state is not None and state.handoff_turn is None
+
+
+def test_the_procedures_evaluation_reports_the_handoff_rate(tmp_path: Path) -> None:
+    from core.evaluation.procedures import evaluate_procedures, format_procedures, procedures_report
+
+    ws = _gas_desk(tmp_path / "desk", "text")
+    (ws / "conversations").mkdir()
+    (ws / "conversations" / "gas.yaml").write_text(
+        "name: a gas smell goes to the team\nworkspace: ..\nturns:\n  - user: I can smell gas\n"
+        "  - user: SW1A 1AA\n    expect: {reply_contains: [member of our team]}\n")
+    (ws / "conversations" / "repair.yaml").write_text(
+        "name: a repair is booked\nworkspace: ..\nturns:\n  - user: my tap is leaking\n"
+        "  - user: SW1A 1AA\n  - user: 'yes'\n    expect: {reply_contains: [A plumber will visit]}\n")
+    reports = evaluate_procedures(tmp_path / "desk")
+    assert [(r.passed, r.total, r.handoffs) for r in reports] == [(2, 2, 1)]
+    assert "hand-off rate: 1/2 conversations went to a person (50.0%)" in format_procedures(reports)
+    assert procedures_report(reports)["handoff_rate"] == 0.5
