@@ -8,8 +8,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.playground.workspaces import copy_workspace
 from tests.playground.conftest import snapshot
-from ui import services
 from tests.ui.conftest import APP, ROOT, texts
+from ui import services
 
 
 def _chat(at: AppTest, message: str) -> None:
@@ -340,7 +340,8 @@ def test_studio_replays_a_chat_against_the_unsaved_draft(at: AppTest, app_ws: Pa
     at.toggle(key="studio_plain_editor").set_value(True).run()
     at.radio(key=f"sop_choice_{_gen(app_ws, 0)}").set_value("recommend_item.sop").run()
     saved = (app_ws / "sops" / "recommend_item.sop").read_text()
-    at.text_area(key=f"src_{_gen(app_ws, 0)}_recommend_item.sop").set_value(saved.replace("ask user for budget\n", "")).run()
+    edited = saved.replace("ask user for budget\n", "")
+    at.text_area(key=f"src_{_gen(app_ws, 0)}_recommend_item.sop").set_value(edited).run()
     assert not at.exception, at.exception
     at.button(key="replay_run").click().run()
     assert not at.exception, at.exception
