@@ -271,3 +271,49 @@ def test_the_procedures_evaluation_reports_the_handoff_rate(tmp_path: Path) -> N
     assert [(r.passed, r.total, r.handoffs) for r in reports] == [(2, 2, 1)]
     assert "hand-off rate: 1/2 conversations went to a person (50.0%)" in format_procedures(reports)
     assert procedures_report(reports)["handoff_rate"] == 0.5
+
+
+def test_a_handoff_step_reaches_an_http_desk_with_the_summary_and_the_session(tmp_path: Path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    received: list[tuple[dict[str, str], dict[str, object]]] = []
+
+    class Desk(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            received.append((dict(self.headers), body))
+            answer = json.dumps({"queue_position": 4, "expected_wait": "10 minutes"}).encode()
+            self.send_response(201)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Desk)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        ws = _gas_desk(tmp_path / "ws", "json")
+        (ws / "store.yaml").write_text(STORE + f"""handoff: desk.page_team
+tools:
+  desk.page_team:
+    description: Page the on-call team
+    params: [request, summary, message]
+    http: {{method: POST, url: "http://127.0.0.1:{server.server_port}/handoffs"}}
+""")
+        desk = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+        desk.handle_message("web-1", "there is a gas leak", customer_id="c-5")
+        reply = desk.handle_message("web-1", "SW1A 1AA", customer_id="c-5")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "queue position: 4" in reply and "expected wait: 10 minutes" in reply
+    assert len(received) == 1
+    headers, body = received[0]
+    assert body["request"] == "Report a gas smell" and body["message"] == "SW1A 1AA"
+    assert "postcode: SW1A 1AA" in str(body["summary"])
+    assert headers["X-Session-Id"] == "web-1" and headers["X-Customer-Id"] == "c-5"
+    assert headers.get("Idempotency-Key")  # a POST changes the world: the same key if the turn is re-run
