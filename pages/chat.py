@@ -21,16 +21,7 @@ with st.sidebar:
                          "did at each turn becomes its expectations. SOP and GAR saves then check it."):
         test_name = st.text_input("Test name", key="chat_test_name", placeholder="e.g. mouse purchase on a budget")
         if st.button("Save as test", type="primary", key="save_chat_test"):
-            try:
-                rel, result, run = pg.save_chat_as_test(services.session_id(), test_name)
-                if result.saved:
-                    st.success(f"Saved `{rel}`: " + ("it passes." if run.passed else "it does not pass yet "
-                               "(see Test runs)."), icon=":material/check_circle:")
-                    st.page_link("pages/tests.py", label="Open Test runs", icon=":material/checklist:")
-                else:
-                    widgets.saved(result, rel)
-            except UserInputError as exc:
-                st.error(str(exc), icon=":material/error:")
+            widgets.saved_test(lambda: pg.save_chat_as_test(services.session_id(), test_name))
     services.keep("customer_widget", services.CUSTOMER_KEY, "")
     customer = st.text_input("Customer id", key="customer_widget", placeholder="e.g. cust-1",
                              help="Preferences are remembered per customer across sessions.")

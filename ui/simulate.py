@@ -78,15 +78,6 @@ def show(pg: Playground, report: SimulationReport) -> None:
             name = st.text_input("Test name", value=f"simulated {run.persona} run {run.trial}",
                                  key=f"sim_name_{i}")
             if st.button("Save as test", icon=":material/playlist_add_check:", key=f"sim_save_{i}"):
-                try:
-                    rel, result, replayed = pg.save_traces_as_test(run.traces, name, customer_id=run.customer_id or "",
-                                                                   scripted=run.scripted)
-                    if result.saved:
-                        st.success(f"Saved `{rel}`: " + ("it passes." if replayed.passed else "it does not pass "
-                                   "yet (see Test runs)."), icon=":material/check_circle:")
-                        st.page_link("pages/tests.py", label="Open Test runs", icon=":material/checklist:")
-                    else:
-                        widgets.saved(result, rel)
-                except UserInputError as exc:
-                    st.error(str(exc), icon=":material/error:")
+                widgets.saved_test(lambda run=run, name=name: pg.save_traces_as_test(
+                    run.traces, name, customer_id=run.customer_id or "", scripted=run.scripted))
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from core.coverage import SopCoverage, overall
+from core.errors import UserInputError
 from core.explain import brief, explain
 from core.playground import CheckResult, MappingProblem
 from core.problems import Problem
@@ -47,6 +49,22 @@ def mapping_problems(found: list[MappingProblem]) -> None:
 
 
 FLASH = "flash_saved"  # what a save that redraws the page did: (what, warnings), shown after the redraw
+
+
+def saved_test(save: Callable[[], tuple[str, CheckResult, FileResult]]) -> None:
+    """Save a conversation as a test (``save`` returns its file, the checked save and the test's run): where
+    it went and whether it passes, with a link to Test runs; or why it was not saved."""
+    try:
+        rel, result, run = save()
+    except UserInputError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    if not result.saved:
+        saved(result, rel)
+        return
+    st.success(f"Saved `{rel}`: " + ("it passes." if run.passed else "it does not pass yet (see Test runs)."),
+               icon=":material/check_circle:")
+    st.page_link("pages/tests.py", label="Open Test runs", icon=":material/checklist:")
 
 
 def saved(result: CheckResult, what: str, *, redraw: bool = False) -> None:
