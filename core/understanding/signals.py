@@ -92,8 +92,13 @@ def what_stands(text: str) -> str:
 
 
 def only_social(p: Perception) -> bool:
-    """Thanks or goodbye that asks for nothing more ("thanks, that report helps!")."""
-    return (p.thanks or T.is_farewell(p.text)) and not (p.question or T.is_request(p.text))
+    """Thanks or goodbye that asks for nothing more ("thanks, that report helps!"). A sentence of its own that
+    asks ("Lovely, thanks! where is my order.") is a request whatever courtesy surrounds it."""
+    if not (p.thanks or T.is_farewell(p.text)) or p.question or T.is_request(p.text):
+        return False
+    social = (T.is_thanks, T.is_greeting, T.is_farewell)
+    rest = [s for s in re.split(r"(?<=[.!?])\s+", p.text.strip()) if s and not any(f(s) for f in social)]
+    return not any(T.is_question(s) or T.is_request(s) for s in rest)
 
 
 def explained_by(text: str, values: dict[str, Any]) -> bool:

@@ -88,3 +88,18 @@ def test_language_and_catalogue() -> None:
     assert {"en", "th"} <= set(languages())
     assert say("goodbye", "th") != say("goodbye", "en")
     assert say("nobody", "xx") == say("nobody", "en")  # a language without a sentence falls back to English
+
+
+@pytest.mark.parametrize(("text", "starts"), [
+    ("Lovely, thanks! where is my refund. Thanks so much!", "care.refund"),  # a question of its own, no "?"
+    ("Super, thanks! how do I return a lamp.", "care.return"),
+    ("Thanks again! Could you cancel my order, please.", "care.order_cancel"),
+    ("Thanks, that really helps!", None),  # courtesy that asks for nothing
+    ("Thank you so much. Bye!", None),
+])
+def test_a_request_between_courtesies_is_still_a_request(orch: Orchestrator, text: str, starts: str | None) -> None:
+    commands = reading(orch, f"social-{text[:12]}", text)["commands"]
+    if starts is None:
+        assert [c["command"] for c in commands] == ["small_talk"], commands
+    else:
+        assert commands[0]["command"] == "start_goal" and commands[0]["sop"] == starts, commands
