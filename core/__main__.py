@@ -350,12 +350,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(json.dumps(shown) if args.json else "\n".join(format_result(r) for r in shown))
         return 0 if all(r["errors"] == 0 and r["lost"] == 0 and r["orphans"] == 0 for r in shown) else 1
 
-    result = run_bench(str(_ws(args)), rounds=args.rounds)
+    result = run_bench(str(_ws(args)), rounds=args.rounds, cached=args.cached)
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"handle_message over {result['turns']} turns: p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms; "
-              f"floor (1 embedding + 1 SQLite commit) {result['floor_ms']} ms; p95/floor = {result['ratio']}")
+        r = result
+        print(f"embedding one new sentence with {r['backend']}: p50 {r['embed_p50_ms']} ms, p95 {r['embed_p95_ms']} ms "
+              f"(torch: p50 {r['torch_embed_p50_ms']} ms, p95 {r['torch_embed_p95_ms']} ms)\n"
+              f"handle_message over {r['turns']} turns ({r['messages']} messages): p50 {r['p50_ms']} ms, "
+              f"p95 {r['p95_ms']} ms; floor (1 embedding + 1 SQLite commit) {r['floor_ms']} ms with {r['backend']}, "
+              f"{r['torch_floor_ms']} ms with torch; p95/floor = {r['ratio']} ({r['torch_ratio']} against torch's)")
     return 0
 
 
@@ -517,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     star_import.set_defaults(workspace=None)
     bench = add("bench", "measure handle_message latency (or, with --first-render, the playground's first page)")
     bench.add_argument("--rounds", type=int, default=5)
+    bench.add_argument("--cached", action="store_true",
+                       help="replay the same messages (their embeddings cached) instead of new ones each round")
     bench.add_argument("--first-render", action="store_true",
                        help="time cold starts of the playground in headless Chromium instead (needs chromium)")
     bench.add_argument("--processes", type=_positive, default=0,

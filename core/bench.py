@@ -11,7 +11,7 @@ from typing import Any
 
 from core.build import build_orchestrator, load_workspace
 from core.memory import LocalPreferenceMemory
-from core.retrieval import CachedEmbedder, shared_model
+from core.retrieval import CachedEmbedder, Embedder, MiniLMEmbedder, shared_model
 from core.store import open_state_store
 
 SCENARIOS = [
@@ -20,6 +20,25 @@ SCENARIOS = [
     ["Recommend a laptop, budget 35k", "Is the one you just recommended in stock?",
      "My screen is frozen, what do I do?", "It's a Dell XPS 13", "never mind"],
 ]
+
+FRESH_SCENARIOS = [
+    ["Recommend a gaming mouse for {name}.", "{budget}", "Is the one you just recommended in stock, {name}?",
+     "the first one, order {n}"],
+    ["My laptop keeps freezing since {n} minutes.", "Lenovo Legion {n}, freezes when gaming."],
+    ["Recommend a laptop for {name}, budget {budget}", "Is the one you just recommended in stock, {name}?",
+     "My screen is frozen since {n} minutes, what do I do?", "It's a Dell XPS {n}", "never mind, {name}"],
+]
+NAMES = ("Alice", "Bruno", "Chai", "Dara", "Emil", "Fah", "Gita", "Hugo", "Ines", "Jun", "Kamal", "Lena")
+
+
+def fresh_scenarios(round_: int) -> list[list[str]]:
+    """The scenarios with a new number and name in every message of ``round_``: no embedding cache hits."""
+    out = []
+    for i, scenario in enumerate(FRESH_SCENARIOS):
+        n = 1000 * round_ + 100 * i + 17
+        name = f"{NAMES[(round_ + i) % len(NAMES)]} {NAMES[(7 * round_ + i + 1) % len(NAMES)]}{round_}"
+        out.append([t.format(name=name, n=n + j, budget=1500 + 10 * round_ + j) for j, t in enumerate(scenario)])
+    return out
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -45,8 +64,37 @@ def floor_ms(embedder: CachedEmbedder, tmp: Path, n: int = 30) -> float:
     return statistics.median(samples)
 
 
-def run_bench(workspace: str, rounds: int = 5) -> dict[str, Any]:
-    """Replay the scenarios ``rounds`` times on fresh sessions (no embedding cache between rounds)."""
+def embedding_ms(model: Embedder, n: int = 100) -> tuple[float, float]:
+    """p50 and p95 of embedding one new sentence (a new number in each), after a warm-up."""
+    model.embed(["warm up the embedding model"])
+    samples = []
+    for i in range(n):
+        started = time.perf_counter()
+        model.embed([f"Where is my order {4711 + 37 * i}, placed {i % 28 + 1} days ago?"])
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples), _percentile(samples, 0.95)
+
+
+def embedding_figures(n: int = 100) -> dict[str, Any]:
+    """The embedding backend in use and its per-sentence latency beside torch's in the same run, and
+    each one's floor (one embedding plus one SQLite commit)."""
+    model = shared_model()
+    torch_model = model if model.backend == "torch" else MiniLMEmbedder("torch")
+    out: dict[str, Any] = {"backend": model.backend}
+    with tempfile.TemporaryDirectory(prefix="sop-bench-emb-") as tmpdir:
+        for name, each in (("", model), ("torch_", torch_model)):
+            p50, p95 = embedding_ms(each, n)
+            out[f"{name}embed_p50_ms"], out[f"{name}embed_p95_ms"] = round(p50, 2), round(p95, 2)
+            sub = Path(tmpdir) / (name or "current")
+            sub.mkdir()
+            out[f"{name}floor_ms"] = round(floor_ms(CachedEmbedder(each, None), sub), 2)
+    return out
+
+
+def run_bench(workspace: str, rounds: int = 5, cached: bool = False) -> dict[str, Any]:
+    """Replay the scenarios ``rounds`` times on fresh sessions. By default every message carries a new number
+    or name, so its embedding is never cached; ``cached`` replays the same messages, whose embeddings are
+    then cached after the warm-up (what a repeated message costs)."""
     embedder = CachedEmbedder(shared_model(), None)
     ws = load_workspace(workspace, embedder)
     with tempfile.TemporaryDirectory(prefix="sop-bench-") as tmpdir:
@@ -59,18 +107,20 @@ def run_bench(workspace: str, rounds: int = 5) -> dict[str, Any]:
                 orch.handle_message(f"warm-{i}", text, customer_id="bench")
         latencies: list[float] = []
         for r in range(rounds):
-            for i, scenario in enumerate(SCENARIOS):
-                embedder.clear_memory()
+            for i, scenario in enumerate(SCENARIOS if cached else fresh_scenarios(r)):
                 for text in scenario:
                     t0 = time.perf_counter()
                     orch.handle_message(f"r{r}-s{i}", text, customer_id=f"bench-{r}")
                     latencies.append((time.perf_counter() - t0) * 1000)
-        floor = floor_ms(embedder, tmp)
         store.close()
         memory.close()
+    figures = embedding_figures()
     p50, p95 = statistics.median(latencies), _percentile(latencies, 0.95)
-    return {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "floor_ms": round(floor, 2),
-            "ratio": round(p95 / floor, 2) if floor else None, "turns": len(latencies)}
+    floor = figures["floor_ms"]
+    return {"messages": "cached" if cached else "fresh", "p50_ms": round(p50, 2), "p95_ms": round(p95, 2),
+            **figures, "ratio": round(p95 / floor, 2) if floor else None,
+            "torch_ratio": round(p95 / figures["torch_floor_ms"], 2) if figures["torch_floor_ms"] else None,
+            "turns": len(latencies)}
 
 
 def compile_times(nodes: int) -> dict[int, float]:
