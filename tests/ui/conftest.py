@@ -40,6 +40,13 @@ def texts(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def studio_gen(ws: Path, n: int = 0) -> str:
+    """The SOP studio's editors' key part for workspace ``ws`` at its ``n``-th redraw (``sop_choice_<gen>``)."""
+    from ui import services
+
+    return f"{services.workspace_tag(ws)}_{n}"
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     """Debian's Chromium for the browser tests (tests/ui/browser.py), launched once."""

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.playground.workspaces import copy_workspace
 from tests.playground.conftest import snapshot
-from tests.ui.conftest import APP, ROOT, texts
+from tests.ui.conftest import APP, ROOT, studio_gen, texts
 from ui import services
 
 
@@ -23,11 +23,6 @@ def _chat_page(at: AppTest, *messages: str) -> str:
     for m in messages:
         _chat(at, m)
     return str(at.chat_message[-1].markdown[0].value)
-
-
-def _gen(ws: Path, n: int = 0) -> str:
-    """The SOP studio's editors' key part for workspace ``ws`` at its ``n``-th redraw."""
-    return f"{services.workspace_tag(ws)}_{n}"
 
 
 def test_chat_t1_with_goal_panel_and_trace(at: AppTest) -> None:
@@ -55,8 +50,8 @@ def test_new_session_starts_an_empty_chat(at: AppTest) -> None:
 def test_studio_refuses_a_bad_save_then_saves_and_chat_uses_it(at: AppTest, app_ws: Path) -> None:
     at.switch_page("pages/studio.py").run()
     at.toggle(key="studio_plain_editor").set_value(True).run()
-    at.radio(key=f"sop_choice_{_gen(app_ws, 0)}").set_value("recommend_item.sop").run()
-    area = at.text_area(key=f"src_{_gen(app_ws, 0)}_recommend_item.sop")
+    at.radio(key=f"sop_choice_{studio_gen(app_ws, 0)}").set_value("recommend_item.sop").run()
+    area = at.text_area(key=f"src_{studio_gen(app_ws, 0)}_recommend_item.sop")
     before = snapshot(app_ws)
     area.set_value("").run()
     assert any("the SOP is empty" in e.value for e in at.error)
@@ -64,7 +59,7 @@ def test_studio_refuses_a_bad_save_then_saves_and_chat_uses_it(at: AppTest, app_
     assert any("not saved" in e.value for e in at.error) and snapshot(app_ws) == before
     source = (app_ws / "sops" / "recommend_item.sop").read_text()
     edited = source.replace("    tell user nothing matched\n", "    say goodbye politely\n")
-    at.text_area(key=f"src_{_gen(app_ws, 0)}_recommend_item.sop").set_value(edited).run()
+    at.text_area(key=f"src_{studio_gen(app_ws, 0)}_recommend_item.sop").set_value(edited).run()
     assert "Compiles: no errors." in texts(at)
     at.button(key="save_sop").click().run()
     assert any("saved and in use" in s.value for s in at.success)
@@ -77,7 +72,7 @@ def test_studio_new_sop_and_undo(at: AppTest, app_ws: Path) -> None:
     at.text_input(key="new_sop_name").set_value("refund_request").run()
     at.button(key="create_sop").click().run()
     assert (app_ws / "sops" / "refund_request.sop").exists()
-    assert "refund_request.sop" in at.radio(key=f"sop_choice_{_gen(app_ws, 1)}").options
+    assert "refund_request.sop" in at.radio(key=f"sop_choice_{studio_gen(app_ws, 1)}").options
     at.button(key="undo").click().run()
     assert not (app_ws / "sops" / "refund_request.sop").exists()
 
@@ -223,10 +218,10 @@ def test_a_broken_sop_on_disk_is_shown_and_can_be_fixed_from_the_studio(app_ws: 
     _chat(at, "Recommend a gaming mouse")
     assert any("workspace has errors" in e.value and "troubleshoot.sop" in e.value for e in at.error)
     at.switch_page("pages/studio.py").run()
-    assert "troubleshoot.sop (has errors)" in at.radio(key=f"sop_choice_{_gen(app_ws, 0)}").options
+    assert "troubleshoot.sop (has errors)" in at.radio(key=f"sop_choice_{studio_gen(app_ws, 0)}").options
     at.toggle(key="studio_plain_editor").set_value(True).run()
-    at.radio(key=f"sop_choice_{_gen(app_ws, 0)}").set_value("troubleshoot.sop").run()
-    at.text_area(key=f"src_{_gen(app_ws, 0)}_troubleshoot.sop").set_value(good).run()
+    at.radio(key=f"sop_choice_{studio_gen(app_ws, 0)}").set_value("troubleshoot.sop").run()
+    at.text_area(key=f"src_{studio_gen(app_ws, 0)}_troubleshoot.sop").set_value(good).run()
     at.button(key="save_sop").click().run()
     assert any("saved and in use" in s.value for s in at.success)
     assert "budget" in _chat_page(at, "Recommend a gaming mouse").lower()
@@ -317,10 +312,10 @@ def test_studio_quick_fix_adds_an_unknown_step_to_the_gar_and_history_shows_the_
                                                                                      app_ws: Path) -> None:
     at.switch_page("pages/studio.py").run()
     at.toggle(key="studio_plain_editor").set_value(True).run()
-    at.radio(key=f"sop_choice_{_gen(app_ws, 0)}").set_value("recommend_item.sop").run()
+    at.radio(key=f"sop_choice_{studio_gen(app_ws, 0)}").set_value("recommend_item.sop").run()
     source = (app_ws / "sops" / "recommend_item.sop").read_text()
     edited = source.replace("ask user for budget\n", "ask user for budget\nask user for delivery city\n", 1)
-    at.text_area(key=f"src_{_gen(app_ws, 0)}_recommend_item.sop").set_value(edited).run()
+    at.text_area(key=f"src_{studio_gen(app_ws, 0)}_recommend_item.sop").set_value(edited).run()
     assert any("unknown action 'ask user for delivery city'" in e.value for e in at.error)
     assert any(e.label == "Quick fix: add “ask user for delivery city” to the GAR" for e in at.expander)
     assert next(t for t in at.text_input if t.label == "params").value == "delivery_city"  # guessed
@@ -328,7 +323,7 @@ def test_studio_quick_fix_adds_an_unknown_step_to_the_gar_and_history_shows_the_
     assert not at.exception, at.exception
     assert "ask user for delivery city,ask_user_input,,,delivery_city" in (app_ws / "gar.csv").read_text()
     assert "Compiles: no errors." in texts(at)  # the unsaved SOP draft now lints clean, and is still there
-    assert at.text_area(key=f"src_{_gen(app_ws, 1)}_recommend_item.sop").value == edited
+    assert at.text_area(key=f"src_{studio_gen(app_ws, 1)}_recommend_item.sop").value == edited
     history = "\n".join(c.value for c in at.code)
     assert "+ask user for delivery city,ask_user_input,,,delivery_city" in history
 
@@ -338,10 +333,10 @@ def test_studio_replays_a_chat_against_the_unsaved_draft(at: AppTest, app_ws: Pa
     assert "budget" in at.chat_message[1].markdown[0].value.lower()
     at.switch_page("pages/studio.py").run()
     at.toggle(key="studio_plain_editor").set_value(True).run()
-    at.radio(key=f"sop_choice_{_gen(app_ws, 0)}").set_value("recommend_item.sop").run()
+    at.radio(key=f"sop_choice_{studio_gen(app_ws, 0)}").set_value("recommend_item.sop").run()
     saved = (app_ws / "sops" / "recommend_item.sop").read_text()
     edited = saved.replace("ask user for budget\n", "")
-    at.text_area(key=f"src_{_gen(app_ws, 0)}_recommend_item.sop").set_value(edited).run()
+    at.text_area(key=f"src_{studio_gen(app_ws, 0)}_recommend_item.sop").set_value(edited).run()
     assert not at.exception, at.exception
     at.button(key="replay_run").click().run()
     assert not at.exception, at.exception

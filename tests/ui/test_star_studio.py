@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.playground.conftest import snapshot
 from tests.star.support import FIXTURE, TASK
-from tests.ui.conftest import texts
+from tests.ui.conftest import studio_gen, texts
 
 FIRST_QUESTION = "What is your name, please?"  # the chart's first ask
 
@@ -26,7 +26,7 @@ def _chat_reply(at: AppTest, message: str) -> str:
 
 
 def _sop_list(at: AppTest) -> list[str]:
-    gen = at.session_state["studio_generation"]
+    gen = studio_gen(Path(at.session_state["workspace"]), at.session_state["studio_generation"])
     return list(at.radio(key=f"sop_choice_{gen}").options)
 
 
