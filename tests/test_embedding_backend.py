@@ -11,7 +11,7 @@ from core.retrieval import MiniLMEmbedder, shared_model
 
 SENTENCES = [
     "Recommend a gaming mouse.",
-    "  Lovely, thanks! where is my refund. Thanks so much!  ",
+    "  Lovely, thanks! where is my refund. You are a star, cheers!  ",
     "1500",
     "มือถือค้าง ร้านเปิดกี่โมง",
     "",

@@ -91,7 +91,7 @@ def test_language_and_catalogue() -> None:
 
 
 @pytest.mark.parametrize(("text", "starts"), [
-    ("Lovely, thanks! where is my refund. Thanks so much!", "care.refund"),  # a question of its own, no "?"
+    ("Lovely, thanks! where is my refund. You are a star, cheers!", "care.refund"),  # a question of its own, no "?"
     ("Super, thanks! how do I return a lamp.", "care.return"),
     ("Thanks again! Could you cancel my order, please.", "care.order_cancel"),
     ("Thanks, that really helps!", None),  # courtesy that asks for nothing
