@@ -350,7 +350,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(json.dumps(shown) if args.json else "\n".join(format_result(r) for r in shown))
         return 0 if all(r["errors"] == 0 and r["lost"] == 0 and r["orphans"] == 0 for r in shown) else 1
 
-    result = run_bench(str(_ws(args)), rounds=args.rounds, cached=args.cached)
+    result = run_bench(str(_ws(args)), rounds=args.rounds, cached=args.cached, session_turns=args.session_turns)
     if args.json:
         print(json.dumps(result))
     else:
@@ -360,6 +360,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"handle_message over {r['turns']} turns ({r['messages']} messages): p50 {r['p50_ms']} ms, "
               f"p95 {r['p95_ms']} ms; floor (1 embedding + 1 SQLite commit) {r['floor_ms']} ms with {r['backend']}, "
               f"{r['torch_floor_ms']} ms with torch; p95/floor = {r['ratio']} ({r['torch_ratio']} against torch's)")
+        if r.get("session_turns"):
+            print(f"one session of {r['session_turns']} turns: median of turns 1-{r['session_block']} "
+                  f"{r['session_first_ms']} ms, of the last {r['session_block']} {r['session_last_ms']} ms "
+                  f"({r['session_ratio']}x); {r['session_hot_goals']} of its {r['session_goals']} requests in its "
+                  "working state")
     return 0
 
 
@@ -523,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--rounds", type=int, default=5)
     bench.add_argument("--cached", action="store_true",
                        help="replay the same messages (their embeddings cached) instead of new ones each round")
+    bench.add_argument("--session-turns", type=int, default=300,
+                       help="turns of the long session whose first and last turns are compared (0: none)")
     bench.add_argument("--first-render", action="store_true",
                        help="time cold starts of the playground in headless Chromium instead (needs chromium)")
     bench.add_argument("--processes", type=_positive, default=0,

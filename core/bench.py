@@ -91,7 +91,7 @@ def embedding_figures(n: int = 100) -> dict[str, Any]:
     return out
 
 
-def run_bench(workspace: str, rounds: int = 5, cached: bool = False) -> dict[str, Any]:
+def run_bench(workspace: str, rounds: int = 5, cached: bool = False, session_turns: int = 300) -> dict[str, Any]:
     """Replay the scenarios ``rounds`` times on fresh sessions. By default every message carries a new number
     or name, so its embedding is never cached; ``cached`` replays the same messages, whose embeddings are
     then cached after the warm-up (what a repeated message costs)."""
@@ -112,6 +112,7 @@ def run_bench(workspace: str, rounds: int = 5, cached: bool = False) -> dict[str
                     t0 = time.perf_counter()
                     orch.handle_message(f"r{r}-s{i}", text, customer_id=f"bench-{r}")
                     latencies.append((time.perf_counter() - t0) * 1000)
+        long = long_session(orch, session_turns) if session_turns else {}
         store.close()
         memory.close()
     figures = embedding_figures()
@@ -120,7 +121,28 @@ def run_bench(workspace: str, rounds: int = 5, cached: bool = False) -> dict[str
     return {"messages": "cached" if cached else "fresh", "p50_ms": round(p50, 2), "p95_ms": round(p95, 2),
             **figures, "ratio": round(p95 / floor, 2) if floor else None,
             "torch_ratio": round(p95 / figures["torch_floor_ms"], 2) if figures["torch_floor_ms"] else None,
-            "turns": len(latencies)}
+            "turns": len(latencies), **long}
+
+
+def long_session(orch: Any, turns: int) -> dict[str, Any]:
+    """One session of ``turns`` turns: the fresh scenarios one after another (each opens a request, most
+    finish it), so finished requests pile up as in a long chat. The cost of the turns around turn 3 against
+    those around the last: the median of the same block of messages (one pass over the scenarios) at the
+    start and at the end, so both medians cover the same kinds of turns."""
+    size = sum(len(scenario) for scenario in FRESH_SCENARIOS)
+    timings: list[float] = []
+    for n in range(turns):
+        block = [text for scenario in fresh_scenarios(100 + n // size) for text in scenario]  # new words each pass
+        t0 = time.perf_counter()
+        orch.handle_message("long-session", block[n % size], customer_id="bench-long")
+        timings.append((time.perf_counter() - t0) * 1000)
+    first = statistics.median(timings[:size])
+    last = statistics.median(timings[-size:])
+    hot, whole = orch.store.load("long-session"), orch.load_state("long-session")
+    return {"session_turns": turns, "session_block": size, "session_first_ms": round(first, 2),
+            "session_last_ms": round(last, 2), "session_ratio": round(last / first, 2) if first else None,
+            "session_hot_goals": len(hot.goals) if hot is not None else 0,
+            "session_goals": len(whole.goals) if whole is not None else 0}
 
 
 def compile_times(nodes: int) -> dict[int, float]:

@@ -26,7 +26,7 @@ class GoalOps:
 
     def draft(self, goal_type: str, priority: int) -> Goal:
         """The goal :meth:`new_goal` would create, not yet part of the session (see :meth:`add`)."""
-        return Goal(id=f"g{len(self.state.goals) + 1}", type=goal_type, priority=priority)
+        return Goal(id=f"g{next_number(self.state)}", type=goal_type, priority=priority)
 
     def add(self, goal: Goal) -> None:
         """Make a drafted goal part of the session (not yet scheduled)."""
@@ -100,3 +100,49 @@ class GoalOps:
         self.suspend_and_activate(goal)
         if goal.pending:
             goal.status = GoalStatus.BLOCKED
+
+
+def next_number(state: SessionState) -> int:
+    """The number of the session's next goal: one more than any goal's it has made. Retired goals always
+    have a newer goal of their SOP in the working state (:func:`retire_finished`), so the highest number
+    is always there."""
+    numbers = [int(gid[1:]) for gid in state.goals if gid[1:].isdigit()]
+    return max(len(state.goals), *numbers, 0) + 1
+
+
+def retire_finished(state: SessionState) -> list[str]:
+    """Move finished goals the turn no longer reads out of the working state into ``state.retired`` (the store
+    keeps them beside the session: the Inspector, exports and replay still read them), so a turn costs the
+    same at turn 300 as at turn 3. Kept: every goal not finished, the goals the stack or a running call
+    names, and per SOP its newest finished goal and its newest completed one (what a follow-up, "the one
+    you found last time" or the customer's earlier answers are read from), and any goal finished in this
+    turn or the one before. Returns the ids retired."""
+    keep = {state.active_goal_id, *state.goal_stack}
+    keep |= {g.caller for g in state.goals.values() if g.caller and g.status != GoalStatus.DONE}
+    newest: dict[str, str] = {}
+    latest: dict[tuple[str, bool], Goal] = {}  # per SOP, the goal finished last, and the one completed last
+    for gid, goal in state.goals.items():  # in the order they were made
+        if goal.status != GoalStatus.DONE:
+            keep.add(gid)
+            continue
+        newest[goal.type] = gid
+        for key in {(goal.type, False), (goal.type, goal.outcome == "completed")}:
+            if key not in latest or goal.updated_at >= latest[key].updated_at:
+                latest[key] = goal
+        if goal.memory and goal.memory[-1].turn >= state.turn - 1:
+            keep.add(gid)
+    keep |= set(newest.values()) | {g.id for g in latest.values()}
+    gone = [gid for gid in state.goals if gid not in keep]
+    for gid in gone:
+        state.retired[gid] = state.goals.pop(gid)
+    return gone
+
+
+def with_retired(state: SessionState, retired: list[Goal]) -> SessionState:
+    """A copy of ``state`` with its retired goals back among its goals, in the order they were made
+    (what the Inspector, exports and replays show: the whole session)."""
+    if not retired:
+        return state
+    goals = {g.id: g for g in retired if g.id not in state.goals} | state.goals
+    ordered = sorted(goals.values(), key=lambda g: int(g.id[1:]) if g.id[1:].isdigit() else 0)
+    return state.model_copy(update={"goals": {g.id: g for g in ordered}})

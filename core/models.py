@@ -82,6 +82,9 @@ class SessionState(BaseModel):
     told: dict[str, Any] = Field(default_factory=dict)
     handoff_turn: int | None = None  # the turn the conversation went to a person (the team takes it from there)
     updated_at: datetime = Field(default_factory=utcnow)
+    # finished goals moved out of the working state this turn (core.goals.retire_finished): the store writes them
+    # beside the session in the same save, and the state's own JSON no longer carries them
+    retired: dict[str, Goal] = Field(default_factory=dict, exclude=True)
 
     @property
     def active_goal(self) -> Goal | None:

@@ -16,7 +16,7 @@ from core.brains.base import Brain, TurnContext, begin_turn, phrase
 from core.domain.commerce import OFFERED, Commerce
 from core.errors import LLMUnavailableError, SessionBusyError, StateConflictError
 from core.explain import explain
-from core.goals import GoalOps
+from core.goals import GoalOps, retire_finished
 from core.grounding import SourceNumbers, allowed_numbers, session_sources, ungrounded, ungrounded_facts
 from core.lexicons import language_names, language_of, readable
 from core.memory.base import (
@@ -30,9 +30,10 @@ from core.models import GoalStatus, Message, SessionState, ToolCall, Trace, utcn
 from core.preferences import extract_preferences
 from core.processor import KB_TOOL, CommandProcessor, Turn
 from core.replies import reset_voice, say, use_voice
+from core.retrieval import one_vector_per_words
 from core.slots import Vocabulary
 from core.sop.graph import Sop
-from core.store.base import StateStore
+from core.store.base import StateStore, whole_session
 from core.tools.gateway import ToolGateway, ToolScript
 from core.understanding import Command, Reading
 from core.understanding.rule_reader import ReadContext, RuleReader, search_query
@@ -133,7 +134,8 @@ class Orchestrator:
         cache: dict[str, list[ToolCall]] = {}
         for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
             try:
-                turn = self._attempt(session_id, text, customer_id, script, cache, cut)
+                with one_vector_per_words():  # the message is embedded once, whoever reads its words
+                    turn = self._attempt(session_id, text, customer_id, script, cache, cut)
             except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
                 log.warning("session %s: turn abandoned: %s", session_id, exc)
                 return TurnOutcome(exc.chat_message, kind="llm_unavailable")
@@ -145,6 +147,7 @@ class Orchestrator:
                 turn.trace.decisions.append(f"waited {waited:.2f}s for the session's previous turn")
             expected = turn.state.version
             turn.state.version += 1
+            retire_finished(turn.state)  # finished goals the next turns no longer read: kept beside the session
             self._write_preferences(turn, text)  # before the commit: a crash between them never loses it
             try:
                 self.store.save(turn.state, expected, turn.trace)
@@ -175,8 +178,8 @@ class Orchestrator:
             close()
 
     def load_state(self, session_id: str) -> SessionState | None:
-        """The saved SessionState of a session (None if unknown)."""
-        return self.store.load(session_id)
+        """The saved SessionState of a session, its retired goals included (None if unknown)."""
+        return whole_session(self.store, session_id)
 
     def last_trace(self, session_id: str) -> dict[str, Any] | None:
         """The trace of the latest committed turn."""

@@ -8,7 +8,10 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Protocol
 
@@ -111,6 +114,35 @@ class _TorchMiniLM:
         return np.asarray(vecs, dtype=np.float32)
 
 
+def words_key(text: str) -> str:
+    """A text's words: lower-cased, with punctuation, symbols and extra spacing dropped, an apostrophe or
+    hyphen inside a word kept ("What's in stock, Ann?" -> "what's in stock ann")."""
+    low = text.casefold()
+    kept = [ch if unicodedata.category(ch)[0] in "LMN" or (
+        ch in "'-" and 0 < i < len(low) - 1 and unicodedata.category(low[i - 1])[0] in "LMN"
+        and unicodedata.category(low[i + 1])[0] in "LMN") else " " for i, ch in enumerate(low)]
+    return " ".join("".join(kept).split())
+
+
+# The vectors embedded so far in the current turn, by their words (see :func:`one_vector_per_words`)
+_TURN_VECTORS: ContextVar[dict[str, np.ndarray] | None] = ContextVar("turn_vectors", default=None)
+SAME_WORDS_MAX_CHARS = 2000  # about a message; longer texts (documents) are never matched by their words
+
+
+@contextmanager
+def one_vector_per_words() -> Iterator[None]:
+    """Within the block (one turn, and the tool calls it starts in threads of their own with a copy of its
+    context), a text whose words were embedded already in it takes that vector: the customer's message is
+    embedded once, whether the router reads it or the knowledge base is asked the same words ("Is it in
+    stock, Ann?" after "is it in stock ann"). The first vector of a turn's words stands for them all turn
+    long, whatever the caches hold, so a turn's decisions depend only on what it did."""
+    token = _TURN_VECTORS.set({})
+    try:
+        yield
+    finally:
+        _TURN_VECTORS.reset(token)
+
+
 class CachedEmbedder:
     """Wraps an embedder with an in-memory cache and an optional on-disk cache by content hash."""
 
@@ -134,6 +166,11 @@ class CachedEmbedder:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        turn = _TURN_VECTORS.get()
+        if turn is not None:
+            return self._embed_in_turn(texts, turn)
         keys = [self.key(t) for t in texts]
         found = self._lookup(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
@@ -142,9 +179,24 @@ class CachedEmbedder:
             fresh = {keys[i]: vecs[j] for j, i in enumerate(todo)}
             self._store(fresh)
             found.update(fresh)
-        if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32)
+
+    def _embed_in_turn(self, texts: Sequence[str], turn: dict[str, np.ndarray]) -> np.ndarray:
+        """:meth:`embed` within :func:`one_vector_per_words`: the turn's vector of the same words first."""
+        words = [words_key(t) if len(t) <= SAME_WORDS_MAX_CHARS else "" for t in texts]
+        out: list[np.ndarray | None] = [turn.get(w) if w else None for w in words]
+        todo = [i for i, vec in enumerate(out) if vec is None]
+        if todo:
+            token = _TURN_VECTORS.set(None)
+            try:
+                vecs = self.embed([texts[i] for i in todo])
+            finally:
+                _TURN_VECTORS.reset(token)
+            for j, i in enumerate(todo):
+                out[i] = vecs[j]
+                if words[i]:
+                    turn.setdefault(words[i], vecs[j])
+        return np.stack(out).astype(np.float32)  # type: ignore[arg-type]
 
     def cached(self, texts: Sequence[str]) -> list[bool]:
         """Whether each text's vector is cached already (in memory or on disk): embedding it costs nothing."""

@@ -194,7 +194,7 @@ def find_vocab(message: str, vocab: list[str]) -> str | None:
         for w in msg_words:
             if w in T.STOPWORDS:
                 continue
-            if (len(w) >= 5 and any(T.similar(w, f) >= 0.84 for f in forms)) or any(T.is_slip(w, f) for f in forms):
+            if (len(w) >= 5 and any(T.alike(w, f, 0.84) for f in forms)) or any(T.is_slip(w, f) for f in forms):
                 return entry
     return None
 

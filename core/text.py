@@ -6,6 +6,7 @@ from the workspace at run time.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -39,12 +40,17 @@ WORD = re.compile(r"[a-z0-9\u0E00-\u0E7F][a-z0-9'\-\u0E00-\u0E7F]*", re.I)  # Th
 
 def words(text: str) -> list[str]:
     """Lower-case words, punctuation dropped."""
-    return [w.strip("'-") for w in WORD.findall(LEX.segment(text).lower()) if w.strip("'-")]
+    return list(_words(text))
+
+
+@lru_cache(maxsize=8192)  # a turn reads the same few texts many times over
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(w.strip("'-") for w in WORD.findall(LEX.segment(text).lower()) if w.strip("'-"))
 
 
 def tokens(text: str) -> list[str]:
     """Content words (stopwords dropped)."""
-    return [w for w in words(text) if w not in STOPWORDS]
+    return [w for w in _words(text) if w not in STOPWORDS]
 
 
 def singular(word: str) -> str:
@@ -143,6 +149,11 @@ def _value(num: str, suffix: str | None) -> float:
 
 def amounts(text: str) -> list[Amount]:
     """Every number in a text, with k/m suffixes and currency applied."""
+    return list(_amounts(text))
+
+
+@lru_cache(maxsize=4096)
+def _amounts(text: str) -> tuple[Amount, ...]:
     out = []
     for m in MONEY.finditer(text):
         ns = m.start("num")
@@ -158,7 +169,7 @@ def amounts(text: str) -> list[Amount]:
         start = next((m.start(g) for g in ("sym", "pre", "thpre") if m.group(g)), ns)
         end = max(m.end(g) for g in ("num", "suf", "thsuf", "cur") if m.group(g))
         out.append(Amount(_value(m.group("num"), suffix), money, start, end))
-    return out
+    return tuple(out)
 
 
 def _id_letter(char: str) -> bool:
@@ -314,9 +325,21 @@ def is_thanks(text: str) -> bool:
 
 def similar(a: str, b: str) -> float:
     """Character similarity 0–1 (for typos)."""
-    import difflib
+    return _similar(a.lower(), b.lower())
 
-    return difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+@lru_cache(maxsize=65536)  # a message's words are compared with the same vocabulary every turn
+def _similar(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def alike(a: str, b: str, at_least: float) -> bool:
+    """Whether :func:`similar` is at least ``at_least``; texts whose lengths alone rule it out (the ratio is
+    at most twice the shorter length over both) are not compared."""
+    a, b = a.lower(), b.lower()
+    if a and b and 2 * min(len(a), len(b)) < at_least * (len(a) + len(b)):
+        return False
+    return _similar(a, b) >= at_least
 
 
 HOSTILE = _lex("hostile")

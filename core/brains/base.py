@@ -8,8 +8,9 @@ for brains that are not turn-aware.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from core.models import SessionState, Trace
 from core.sop.graph import Node, Sop
@@ -103,17 +104,23 @@ class TurnAware(Protocol):
         ...
 
 
+@functools.lru_cache(maxsize=64)
+def _turn_aware(kind: type) -> bool:
+    """Whether brains of a class are :class:`TurnAware` (asked once per class: a protocol check is slow)."""
+    return issubclass(kind, TurnAware)
+
+
 def begin_turn(brain: Brain, ctx: TurnContext) -> None:
     """Tell a turn-aware brain that a turn starts (no-op for other brains)."""
-    if isinstance(brain, TurnAware):
-        brain.begin_turn(ctx)
+    if _turn_aware(type(brain)):
+        cast(TurnAware, brain).begin_turn(ctx)
 
 
 def proposed_values(brain: Brain, node: Node, text: str) -> dict[str, Any]:
     """Slot values a turn-aware brain proposes for a reply to ``node`` ({} for other brains)."""
-    return brain.proposed_values(node, text) if isinstance(brain, TurnAware) else {}
+    return cast(TurnAware, brain).proposed_values(node, text) if _turn_aware(type(brain)) else {}
 
 
 def phrase(brain: Brain, draft: str, *, ending: bool) -> str | None:
     """A turn-aware brain's rewording of the reply (None: send the draft)."""
-    return brain.phrase(draft, ending=ending) if isinstance(brain, TurnAware) else None
+    return cast(TurnAware, brain).phrase(draft, ending=ending) if _turn_aware(type(brain)) else None

@@ -537,6 +537,7 @@ class ReplayStore:
         self._versions: dict[str, int] = {}
         self._traces: dict[str, list[dict[str, Any]]] = {}
         self._incidents: dict[str, list[dict[str, Any]]] = {}
+        self._retired: dict[str, list[str]] = {}
         self._turns = LocalSessionLocks()
 
     def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
@@ -570,6 +571,10 @@ class ReplayStore:
         self._versions[state.session_id] = state.version
         if trace is not None:
             self._traces.setdefault(state.session_id, []).append(trace.model_dump(mode="json"))
+        self._retired.setdefault(state.session_id, []).extend(g.model_dump_json() for g in state.retired.values())
+
+    def retired_goals(self, session_id: str) -> list[Goal]:
+        return [Goal.model_validate_json(g) for g in self._retired.get(session_id, [])]
 
     def list_sessions(self) -> list[dict[str, Any]]:
         states = [SessionState.model_validate_json(s) for s in self._states.values()]
@@ -587,9 +592,11 @@ class ReplayStore:
         self._states.pop(session_id, None)
         self._versions.pop(session_id, None)
         self._traces.pop(session_id, None)
+        self._retired.pop(session_id, None)
 
     def close(self) -> None:
         self._states.clear()
         self._versions.clear()
         self._traces.clear()
+        self._retired.clear()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,11 @@ def segment(text: str) -> str:
     """The message with the words of unspaced scripts separated by spaces (other text unchanged)."""
     if not UNSPACED.search(text):
         return text
+    return _segmented(text)
+
+
+@lru_cache(maxsize=4096)  # segmenting is the costly part of reading Thai, and a turn reads a text often
+def _segmented(text: str) -> str:
     from pythainlp.tokenize import word_tokenize  # imported only when a message needs it
 
     spaced = UNSPACED.sub(lambda m: " " + " ".join(w for w in word_tokenize(m.group(0), engine="newmm")

@@ -71,6 +71,7 @@ from core.replay import Recording, ReplayReport, replay
 from core.retrieval import CachedEmbedder, Progress
 from core.sop import Sop
 from core.store import open_state_store
+from core.store.base import whole_session
 from core.testing import FileResult, WorkspaceCache, run_file
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.mcp_tools import McpTool
@@ -282,7 +283,7 @@ class Playground:
             raise UserInputError(f"the workspace has errors, so the agent cannot run: {self.error}")
         if not text.strip():
             raise UserInputError("type a message first")
-        before = orch.load_state(session_id)
+        before = orch.store.load(session_id)  # its version: the whole session is read after the turn
         reply = orch.handle_message(session_id, text, customer_id=customer_id or None)
         state = orch.load_state(session_id)
         if state is None or (before is not None and state.version == before.version):
@@ -290,8 +291,8 @@ class Playground:
         return TurnView(reply, orch.last_trace(session_id) or {}, state)
 
     def state(self, session_id: str) -> SessionState | None:
-        """A session's saved state."""
-        return self.store.load(session_id)
+        """A session's saved state, its retired goals included."""
+        return whole_session(self.store, session_id)
 
     def sessions(self, limit: int = 200) -> list[dict[str, Any]]:
         """The stored sessions, newest first (at most ``limit``), each with its first message and number of

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from core.errors import EngineError
-from core.models import SessionState, Trace
+from core.models import Goal, SessionState, Trace
 from core.redaction import redact as redact  # store URLs in messages: the engine's one redaction
 
 
@@ -78,6 +78,11 @@ class StateStore(Protocol):
         """Return every trace of a session as JSON-ready dicts, ordered by turn."""
         ...
 
+    def retired_goals(self, session_id: str) -> list[Goal]:
+        """Return the finished goals moved out of the session's working state (``SessionState.retired``
+        at each save), oldest first; ``load`` leaves them out."""
+        ...
+
     def last_trace(self, session_id: str) -> dict[str, Any] | None:
         """Return the trace of the latest turn, or None if there is none."""
         ...
@@ -116,3 +121,17 @@ def check_save_arguments(
             f"trace belongs to session {trace.session_id!r}, "
             f"not to the saved session {state.session_id!r}"
         )
+
+
+def retired_rows(state: SessionState) -> list[tuple[str, str, int, str]]:
+    """The rows ``(session_id, goal_id, turn, data)`` a save writes for the goals the state retired."""
+    return [(state.session_id, gid, state.turn, goal.model_dump_json()) for gid, goal in state.retired.items()]
+
+
+def whole_session(store: StateStore, session_id: str) -> SessionState | None:
+    """The session with its retired goals back among its goals (what the Inspector, exports and replays
+    show), or None if it is unknown."""
+    from core.goals import with_retired
+
+    state = store.load(session_id)
+    return None if state is None else with_retired(state, store.retired_goals(session_id))

@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from core.errors import EngineError, StateConflictError
-from core.models import SessionState, Trace
-from core.store.base import check_save_arguments, redact
+from core.models import Goal, SessionState, Trace
+from core.store.base import check_save_arguments, redact, retired_rows
 from core.store.locks import pauses
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,15 @@ CREATE TABLE IF NOT EXISTS preferences (
     created_at  TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS preferences_customer ON preferences (customer_id, id);
+"""),
+    (2, """
+CREATE TABLE IF NOT EXISTS retired_goals (
+    session_id TEXT NOT NULL,
+    goal_id    TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (session_id, goal_id)
+);
 """),
 ]
 
@@ -160,6 +169,11 @@ class PostgresStateStore:
                 conn.execute("INSERT INTO traces (session_id, turn, data) VALUES (%s, %s, %s) "
                              "ON CONFLICT (session_id, turn) DO UPDATE SET data = EXCLUDED.data",
                              (trace.session_id, trace.turn, trace.model_dump_json()))
+            if state.retired:
+                with conn.cursor() as cur:
+                    cur.executemany("INSERT INTO retired_goals (session_id, goal_id, turn, data) "
+                                    "VALUES (%s, %s, %s, %s) ON CONFLICT (session_id, goal_id) "
+                                    "DO UPDATE SET turn = EXCLUDED.turn, data = EXCLUDED.data", retired_rows(state))
             conn.execute("UPDATE side_effects SET state = CASE WHEN turn = %s THEN 'done' ELSE 'unconfirmed' END "
                          "WHERE session_id = %s AND state = 'intended'", (state.turn, state.session_id))
 
@@ -218,6 +232,12 @@ class PostgresStateStore:
                                 (session_id,)).fetchall()
         return [json.loads(r[0]) for r in rows]
 
+    def retired_goals(self, session_id: str) -> list[Goal]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT data FROM retired_goals WHERE session_id = %s ORDER BY turn, goal_id",
+                                (session_id,)).fetchall()
+        return [Goal.model_validate_json(r[0]) for r in rows]
+
     def last_trace(self, session_id: str) -> dict[str, Any] | None:
         with self._conn() as conn:
             row = conn.execute("SELECT data FROM traces WHERE session_id = %s ORDER BY turn DESC LIMIT 1",
@@ -226,7 +246,7 @@ class PostgresStateStore:
 
     def delete_session(self, session_id: str) -> None:
         with self._conn() as conn, conn.transaction():
-            for table in ("incidents", "side_effects", "traces", "sessions"):
+            for table in ("incidents", "side_effects", "traces", "retired_goals", "sessions"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))  # noqa: S608 - fixed names
 
     def close(self) -> None:

@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.errors import EngineError, SessionBusyError, StateConflictError
-from core.models import SCHEMA_VERSION, SessionState, Trace, utcnow
-from core.store.base import check_save_arguments
+from core.models import SCHEMA_VERSION, Goal, SessionState, Trace, utcnow
+from core.store.base import check_save_arguments, retired_rows
 from core.store.locks import FileSessionLocks, LocalSessionLocks
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,13 @@ CREATE TABLE IF NOT EXISTS traces (
     turn       INTEGER NOT NULL,
     data       TEXT NOT NULL,
     PRIMARY KEY (session_id, turn)
+);
+CREATE TABLE IF NOT EXISTS retired_goals (
+    session_id TEXT NOT NULL,
+    goal_id    TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (session_id, goal_id)
 );
 """
 
@@ -119,9 +126,20 @@ class SqliteStateStore:
                     "INSERT OR REPLACE INTO traces (session_id, turn, data) VALUES (?, ?, ?)",
                     (trace.session_id, trace.turn, trace.model_dump_json()),
                 )
+            if state.retired:
+                conn.executemany("INSERT OR REPLACE INTO retired_goals (session_id, goal_id, turn, data) "
+                                 "VALUES (?, ?, ?, ?)", retired_rows(state))
             # this turn's changes are recorded with it; earlier ones still intended were reported by it
             conn.execute("UPDATE side_effects SET state = CASE WHEN turn = ? THEN 'done' ELSE 'unconfirmed' END "
                          "WHERE session_id = ? AND state = 'intended'", (state.turn, state.session_id))
+
+    def retired_goals(self, session_id: str) -> list[Goal]:
+        """The session's finished goals moved out of its working state, oldest first."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT data FROM retired_goals WHERE session_id = ? ORDER BY turn, rowid", (session_id,)
+            ).fetchall()
+        return [Goal.model_validate_json(r[0]) for r in rows]
 
     def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
         """Hold the session's turn lock (a file lock next to the database, across processes)."""
@@ -191,6 +209,7 @@ class SqliteStateStore:
             conn.execute("DELETE FROM incidents WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM side_effects WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM traces WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM retired_goals WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
         try:
             self._turns.remove(session_id)

@@ -7,6 +7,7 @@ An answer too large to keep in a session (MAX_RESULT_CHARS as JSON) is an error,
 
 from __future__ import annotations
 
+import contextvars
 import json
 import threading
 import time
@@ -128,7 +129,9 @@ class ToolGateway:
             finally:
                 done.set()
 
-        threading.Thread(target=work, name=f"tool {impl.spec.name}", daemon=True).start()
+        # the call's thread sees the turn's context (the vectors of its words, see core.retrieval)
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(work,), name=f"tool {impl.spec.name}", daemon=True).start()
         with waiting():  # other turns compute while this one waits on its tool
             finished = done.wait(timeout)
         if not finished:

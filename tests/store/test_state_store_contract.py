@@ -387,3 +387,48 @@ def test_closed_store_raises_engine_error(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(EngineError, match="closed"):
         store.load("s1")
+
+
+# -- retired goals -------------------------------------------------------------------
+
+
+def test_retired_goals_are_saved_beside_the_session_and_left_out_of_load(state_store: StateStore) -> None:
+    from core.goals import with_retired
+    from core.store.base import whole_session
+
+    state = make_state()
+    state_store.save(state, expected_version=0)
+    nxt = bump(state_store.load("s1"))  # type: ignore[arg-type]
+    old = nxt.goals["g1"]
+    nxt.goals["g2"] = Goal(id="g2", type="buy", slots={"budget": 9000})
+    nxt.retired["g1"] = nxt.goals.pop("g1")
+    nxt.goal_stack, nxt.active_goal_id = ["g2"], "g2"
+    state_store.save(nxt, expected_version=1)
+    hot = state_store.load("s1")
+    assert hot is not None and list(hot.goals) == ["g2"] and hot.retired == {}
+    assert [g.id for g in state_store.retired_goals("s1")] == ["g1"]
+    assert state_store.retired_goals("s1")[0] == old
+    whole = whole_session(state_store, "s1")
+    assert whole is not None and list(whole.goals) == ["g1", "g2"] and whole.goals["g1"].slots == {"budget": 35000}
+    assert with_retired(hot, []) is hot
+    assert state_store.retired_goals("nope") == []
+
+
+def test_a_conflicting_save_retires_nothing(state_store: StateStore) -> None:
+    state_store.save(make_state(), expected_version=0)
+    stale = bump(state_store.load("s1"))  # type: ignore[arg-type]
+    state_store.save(bump(state_store.load("s1")), expected_version=1)  # type: ignore[arg-type]
+    stale.retired["g1"] = stale.goals.pop("g1")
+    with pytest.raises(StateConflictError):
+        state_store.save(stale, expected_version=1)
+    assert state_store.retired_goals("s1") == []
+
+
+def test_deleting_a_session_deletes_its_retired_goals(state_store: StateStore) -> None:
+    state_store.save(make_state(), expected_version=0)
+    nxt = bump(state_store.load("s1"))  # type: ignore[arg-type]
+    nxt.retired["g1"] = nxt.goals.pop("g1")
+    nxt.goal_stack, nxt.active_goal_id = [], None
+    state_store.save(nxt, expected_version=1)
+    state_store.delete_session("s1")
+    assert state_store.retired_goals("s1") == []
