@@ -154,6 +154,8 @@ def amounts(text: str) -> list[Amount]:
 
 @lru_cache(maxsize=4096)
 def _amounts(text: str) -> tuple[Amount, ...]:
+    if not any(ch.isdigit() for ch in text):  # every amount has digits (the slow pattern need not look)
+        return ()
     out = []
     for m in MONEY.finditer(text):
         ns = m.start("num")

@@ -10,7 +10,10 @@ from core.build import Workspace, build_orchestrator
 from core.goals import GoalOps, next_number, retire_finished
 from core.memory import LocalPreferenceMemory
 from core.models import GoalStatus, MemoryEntry, SessionState
+from core.retrieval import CachedEmbedder
 from core.store import open_state_store
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _finish(g: GoalOps, goal_type: str, outcome: str = "completed", turn: int = 1):  # type: ignore[no-untyped-def]
@@ -68,3 +71,22 @@ def test_a_long_chat_keeps_a_bounded_working_state_and_shows_every_request(demo_
     reply = orch.handle_message("long", "My screen is frozen")
     assert "Lenovo Legion 5" in reply
     assert len(orch.store.load("long").goals) <= 4  # type: ignore[union-attr]
+
+
+def test_the_playground_shows_and_exports_every_request_of_a_long_session(embedder: CachedEmbedder) -> None:
+    import json
+
+    from core.playground.service import Playground
+
+    pg = Playground(ROOT, embedder=embedder, state_url="sqlite:///:memory:")
+    sid = pg.new_session_id()
+    for n in range(4):
+        pg.send(sid, "My laptop keeps freezing.")
+        pg.send(sid, f"Asus Zenbook {n}, freezes when gaming.")
+    hot = pg.store.load(sid)
+    shown = pg.state(sid)
+    assert hot is not None and shown is not None and len(hot.goals) < len(shown.goals)
+    exported = json.loads(pg.export_session(sid))
+    assert sorted(exported["state"]["goals"]) == sorted(shown.goals)
+    assert {g["slots"].get("device_model") for g in exported["state"]["goals"].values()} >= {
+        f"Asus Zenbook {n}" for n in range(4)}
