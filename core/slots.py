@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from core import lexicons as LEX
@@ -180,22 +180,34 @@ def shape_pattern(example: str) -> re.Pattern[str] | None:
 
 
 def find_vocab(message: str, vocab: list[str]) -> str | None:
-    """The vocabulary entry a message names (plurals and small typos allowed), longest first."""
+    """The vocabulary entry a message names (plurals and small typos allowed), longest first; else the
+    first entry of one word a word of the message misspells."""
     low = " " + " ".join(T.words(message)) + " "
-    for entry in sorted(vocab, key=len, reverse=True):
-        for form in T.plural_forms(entry):
-            if f" {form} " in low:
-                return entry
-    msg_words = T.words(message)
-    for entry in vocab:
-        forms = T.plural_forms(entry)
-        if " " in entry:
-            continue
-        for w in msg_words:
-            if w in T.STOPWORDS:
-                continue
-            if (len(w) >= 5 and any(T.alike(w, f, 0.84) for f in forms)) or any(T.is_slip(w, f) for f in forms):
-                return entry
+    entries = tuple(vocab)
+    longest_first, one_word = _vocab_forms(entries)
+    for entry, forms in longest_first:
+        if any(f" {form} " in low for form in forms):
+            return entry
+    first = min((i for w in T.words(message) if w not in T.STOPWORDS
+                 if (i := _first_misspelt(w, entries)) is not None), default=None)
+    return one_word[first][0] if first is not None else None
+
+
+@lru_cache(maxsize=256)
+def _vocab_forms(vocab: tuple[str, ...]) -> tuple[tuple[tuple[str, frozenset[str]], ...],
+                                                  tuple[tuple[str, frozenset[str]], ...]]:
+    """A vocabulary's entries with their spellings: longest first, and those of one word in their order."""
+    forms = {entry: frozenset(T.plural_forms(entry)) for entry in vocab}
+    return (tuple((e, forms[e]) for e in sorted(vocab, key=len, reverse=True)),
+            tuple((e, forms[e]) for e in vocab if " " not in e))
+
+
+@lru_cache(maxsize=65536)  # a word is compared with a vocabulary once, not every turn it is said
+def _first_misspelt(word: str, vocab: tuple[str, ...]) -> int | None:
+    """The index among the one-word entries of the first one ``word`` is a typo or slip of."""
+    for i, (_entry, forms) in enumerate(_vocab_forms(vocab)[1]):
+        if (len(word) >= 5 and any(T.alike(word, f, 0.84) for f in forms)) or any(T.is_slip(word, f) for f in forms):
+            return i
     return None
 
 

@@ -366,16 +366,30 @@ def _cached_correction(word: str, lexicon: frozenset[str]) -> str:
 
 
 def _find_correction(word: str, lexicon: set[str] | frozenset[str]) -> str:
-    import difflib
-
     if word in lexicon or word in STOPWORDS or len(word) < 3 or not word.isalpha():
         return word
-    if len(word) >= 4:
-        near = difflib.get_close_matches(word, lexicon, n=1, cutoff=0.8)
+    by_length = _by_length(lexicon) if isinstance(lexicon, frozenset) else _lengths(lexicon)
+    size = len(word)
+    if size >= 4:  # a ratio of 0.8 needs lengths within 2/3 and 3/2 of each other: no other word can reach it
+        near = difflib.get_close_matches(word, [w for n in range(size * 2 // 3, size * 3 // 2 + 2)
+                                                for w in by_length.get(n, ())], n=1, cutoff=0.8)
         if near:
             return near[0]
-    slips = sorted(w for w in lexicon if is_slip(word, w))
+    slips = sorted(w for n in (size, size + 1) for w in by_length.get(n, ()) if is_slip(word, w))
     return slips[0] if len(slips) == 1 else word
+
+
+def _lengths(lexicon: set[str] | frozenset[str]) -> dict[int, tuple[str, ...]]:
+    """A lexicon's words by their length."""
+    out: dict[int, list[str]] = {}
+    for w in lexicon:
+        out.setdefault(len(w), []).append(w)
+    return {n: tuple(ws) for n, ws in out.items()}
+
+
+@lru_cache(maxsize=64)
+def _by_length(lexicon: frozenset[str]) -> dict[int, tuple[str, ...]]:
+    return _lengths(lexicon)
 
 
 def is_slip(typed: str, word: str) -> bool:
