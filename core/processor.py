@@ -534,12 +534,18 @@ class CommandProcessor:
         t.trace.decisions.append(f"customer cancelled {requested.type}")
         t.trace.act = "cancelled"
         t.messages.append(self._say(t, "cancelled", title=title))
-        callers = self._callers(t, goal)
-        resumed = t.ops.mark_done("cancelled")
-        while resumed is not None and resumed.id in callers:  # the callers waiting on the stack end with it
-            resumed = t.ops.mark_done("cancelled")
+        resumed = self._end_with_callers(t, goal, "cancelled")
         if resumed is not None and resume:
             self._resume(t, resumed)
+
+    def _end_with_callers(self, t: Turn, goal: Goal, outcome: str) -> Goal | None:
+        """End the active ``goal`` with ``outcome``, and the goals that called it, waiting on the stack, with
+        it; returns the goal that comes back (None when none waits)."""
+        callers = self._callers(t, goal)
+        resumed = t.ops.mark_done(outcome)
+        while resumed is not None and resumed.id in callers:
+            resumed = t.ops.mark_done(outcome)
+        return resumed
 
     @staticmethod
     def _callers(t: Turn, goal: Goal) -> set[str]:
@@ -564,10 +570,7 @@ class CommandProcessor:
         The goal ends; its callers end with it; other requests wait on the stack for the person."""
         t.trace.decisions.append(f"{goal.type} hands the conversation to the team ({resp.handoff!r})")
         self._handed_over(t, goal, "sop", step=resp.handoff, told=bool(resp.messages))
-        callers = self._callers(t, goal)
-        ended = t.ops.mark_done("handed_off")
-        while ended is not None and ended.id in callers:
-            ended = t.ops.mark_done("handed_off")
+        self._end_with_callers(t, goal, "handed_off")  # other requests wait on the stack for the person
 
     def _handed_over(self, t: Turn, goal: Goal | None, by: str, *, step: str = "", told: bool = False) -> None:
         """Mark the session for the team, reach them through the store's hand-off tool, and tell the customer
