@@ -123,7 +123,7 @@ def _on_event(pg: Playground, canvas: Canvas, rel: str, new: StreamlitFlowState,
         e = drawn[-1]
         branch = st.session_state.get(f"canvas_branch_{rel}_{e.source}", 0) \
             if canvas.nodes[e.source].kind == "decision" else None
-        _apply(pg, rel, lambda: connect(canvas, e.source, e.target, branch), on_edit, redraw=True)
+        _apply(pg, canvas, rel, lambda: connect(canvas, e.source, e.target, branch), on_edit, redraw=True)
         return
     picked = new.selected_id
     if picked and picked in canvas.nodes and picked != st.session_state.get(f"canvas_sel_{rel}"):
@@ -137,7 +137,7 @@ def _on_event(pg: Playground, canvas: Canvas, rel: str, new: StreamlitFlowState,
         st.rerun()
 
 
-def _apply(pg: Playground, rel: str, edit: Callable[[], Edit], on_edit: Callable[[], None], *,
+def _apply(pg: Playground, canvas: Canvas, rel: str, edit: Callable[[], Edit], on_edit: Callable[[], None], *,
            redraw: bool = False) -> None:
     """Make an edit: the new source becomes the draft (both views show it), the new step is selected. An edit
     that changes nothing (a step applied as it was, an arrow drawn where one goes) leaves the draft and the
@@ -152,8 +152,7 @@ def _apply(pg: Playground, rel: str, edit: Callable[[], Edit], on_edit: Callable
         st.session_state.pop(f"canvas_flow_{rel}_sig", None)  # draw the SOP again without the refused arrow
         st.rerun()
         return
-    draft = pg.draft(rel)
-    changed = done.source != (pg.read_sop(rel.removeprefix("sops/")) if draft is None else draft)
+    changed = done.source != canvas.source  # the text the canvas was drawn from (the draft, else the file)
     if changed:
         pg.keep_draft(rel, done.source)
     if redraw:  # the arrow drawn is now the SOP's own (or was already): draw the SOP as it is
@@ -194,28 +193,28 @@ def _side(pg: Playground, canvas: Canvas, picks: Pickers, marks: dict[str, list[
             if kind:
                 fields = _fields(pg, canvas, picks, None, kind, f"new_{k}_{kind}", agent)
                 if st.button("Add step", type="primary", icon=":material/add:", key=f"add_{k}_{kind}"):
-                    _apply(pg, rel, lambda: _typed(canvas, fields, lambda f: add_step(canvas, node.id, kind, f,
+                    _apply(pg, canvas, rel, lambda: _typed(canvas, fields, lambda f: add_step(canvas, node.id, kind, f,
                                                                                       branch)), on_edit)
     if node.kind != "end" and not node.implicit:
         with st.expander("Edit this step", expanded=node.kind == "decision"):
             fields = _fields(pg, canvas, picks, node, node.kind, f"edit_{k}_{branch}", agent, branch)
             c1, c2 = st.columns(2)
             if c1.button("Apply", key=f"apply_{k}", icon=":material/check:"):
-                _apply(pg, rel, lambda: _typed(canvas, fields, lambda f: update_step(canvas, node.id, f, branch)),
-                       on_edit)
+                _apply(pg, canvas, rel,
+                       lambda: _typed(canvas, fields, lambda f: update_step(canvas, node.id, f, branch)), on_edit)
             if c2.button("Delete step", key=f"del_{k}", icon=":material/delete:"):
                 st.session_state.pop(f"canvas_sel_{rel}", None)
-                _apply(pg, rel, lambda: delete_step(canvas, node.id), on_edit)
+                _apply(pg, canvas, rel, lambda: delete_step(canvas, node.id), on_edit)
     elif node.kind == "end" and not node.implicit and st.button("Delete step", key=f"del_{k}",
                                                                  icon=":material/delete:"):
-        _apply(pg, rel, lambda: delete_step(canvas, node.id), on_edit)
+        _apply(pg, canvas, rel, lambda: delete_step(canvas, node.id), on_edit)
     now = canvas.target(node.id, branch)
     if now is not None:
         ids = list(canvas.nodes)
         goes = st.selectbox("Goes to", ids, index=ids.index(now), key=f"goes_{k}_{branch}",
                             format_func=lambda i: f"{canvas.nodes[i].label[:60]} ({i})")
         if goes != now:
-            _apply(pg, rel, lambda: connect(canvas, node.id, goes, branch), on_edit)
+            _apply(pg, canvas, rel, lambda: connect(canvas, node.id, goes, branch), on_edit)
 
 
 def _typed(canvas: Canvas, fields: dict[str, Any], make: Callable[[dict[str, Any]], Edit]) -> Edit:
