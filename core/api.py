@@ -91,6 +91,7 @@ class Served:
     def load(self) -> None:
         """Build every engine (the embedding model is shared); a failure is kept for ``/ready``."""
         from core.build import build_orchestrator, load_workspace
+        from core.resident import give_back
         from core.retrieval import CachedEmbedder, shared_model
 
         try:
@@ -99,6 +100,7 @@ class Served:
                 self.engines[name] = (self.build or (lambda r, w: build_orchestrator(r, loaded=w)))(root, ws)
                 self.titles[name] = ws.files.config.name
                 self.sops[name] = [s.id for s in ws.sops]
+            give_back()  # what parsing, embedding and indexing freed goes back to the system, not the worker
             self.ready.set()
         except (SopError, OSError) as exc:
             self.error = f"{type(exc).__name__}: {exc}"

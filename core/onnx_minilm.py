@@ -108,6 +108,11 @@ class OnnxMiniLM:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(str(exported(model_dir)), options, providers=["CPUExecutionProvider"])
+        # A batch (indexing a knowledge base) grows the runtime's memory arena to its largest activations, and
+        # an arena keeps what it grew to: after a batch the arena gives back what the run added. One message
+        # runs without, so a turn's embedding pays nothing for it.
+        self._shrink = ort.RunOptions()
+        self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self.dim = int(pooling["word_embedding_dimension"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -125,7 +130,8 @@ class OnnxMiniLM:
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                          "token_type_ids": np.zeros_like(ids)})[0]
+                                          "token_type_ids": np.zeros_like(ids)},
+                                   self._shrink if len(texts) > 1 else None)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
