@@ -324,11 +324,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"max {shown['chat_turn_max_ms']} ms (p50 {shown['quiet_turn_p50_ms']} ms before the upload)")
         return 0 if shown["saved"] else 1
 
+    if args.memory:
+        return _bench_memory(args)
+
     if args.api:
         from core.bench_api import format_api_bench, run_api_bench
 
         try:
-            counts = [int(x) for x in args.workers.split(",") if x.strip()]
+            counts = [int(x) for x in (args.workers or "1,2,4,8").split(",") if x.strip()]
         except ValueError:
             print(f"error: --workers takes numbers such as 1,2,4,8; got {args.workers!r}", file=sys.stderr)
             return 2
@@ -345,7 +348,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.processes:
         from core.bench_processes import format_result, run_processes
 
-        shown = [run_processes(n, args.conversations, same_session=same)
+        shown = [run_processes(n, args.conversations or 25, same_session=same)
                  for n in dict.fromkeys([1, args.processes]) for same in (True, False) if n > 1 or same]
         print(json.dumps(shown) if args.json else "\n".join(format_result(r) for r in shown))
         return 0 if all(r["errors"] == 0 and r["lost"] == 0 and r["orphans"] == 0 for r in shown) else 1
@@ -361,6 +364,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"p95 {r['p95_ms']} ms; floor (1 embedding + 1 SQLite commit) {r['floor_ms']} ms with {r['backend']}, "
               f"{r['torch_floor_ms']} ms with torch; p95/floor = {r['ratio']} ({r['torch_ratio']} against torch's)")
     return 0
+
+
+def _bench_memory(args: argparse.Namespace) -> int:
+    """``bench --memory``: each serving worker's resident memory and a breakdown of what it holds."""
+    from core.bench_memory import format_memory_bench, run_memory_bench
+
+    raw = (args.workers or "2").strip()
+    if not raw.isdigit() or int(raw) < 1:
+        print(f"error: with --memory, --workers takes one number of worker processes; got {raw!r}", file=sys.stderr)
+        return 2
+    try:
+        shown = run_memory_bench(_ws(args), workers=int(raw), conversations=args.conversations or 24)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(shown) if args.json else format_memory_bench(shown))
+    return 0 if shown["failed"] == 0 and shown["turns"] else 1
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -533,12 +553,18 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--kb-megabytes", type=float, default=0.0,
                        help="time uploading a generated KB document of this size in the playground instead "
                             "(until the upload returns, until it is searchable, chat turns meanwhile)")
-    bench.add_argument("--conversations", type=_positive, default=25,
-                       help="with --processes: two-turn conversations per worker")
+    bench.add_argument("--conversations", type=_positive, default=None,
+                       help="with --processes: two-turn conversations per worker (default 25); with --memory: "
+                            "conversations sent (default 24)")
     bench.add_argument("--api", action="store_true",
                        help="load the HTTP API (python -m core serve) with concurrent clients instead: turns/s and "
                             "p95 latency per worker count and store")
-    bench.add_argument("--workers", default="1,2,4,8", help="with --api: worker counts to run (default 1,2,4,8)")
+    bench.add_argument("--memory", action="store_true",
+                       help="start the HTTP API, send conversations, and report each worker's resident memory "
+                            "(RSS, PSS, USS) and a breakdown of what a worker holds instead")
+    bench.add_argument("--workers", default=None,
+                       help="with --api: worker counts to run (default 1,2,4,8); with --memory: worker processes "
+                            "(default 2)")
     bench.add_argument("--clients", type=_positive, default=8, help="with --api: concurrent clients (default 8)")
     bench.add_argument("--seconds", type=_positive_float, default=10.0,
                        help="with --api: how long each load runs (default 10)")
