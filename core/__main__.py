@@ -366,6 +366,37 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    """Export the embedding model for ONNX Runtime now, unless a cache folder has it, and say where it is."""
+    import time
+
+    from core.onnx_minilm import OnnxMiniLM, cache_dirs, cached
+    from core.retrieval import model_path, thread_count
+
+    source = Path(model_path())
+    try:
+        before = cached(source)
+        started = time.perf_counter()
+        model = OnnxMiniLM(source, threads=thread_count())  # exports when no cache folder has it
+        model.embed(["the model answers"])
+    except ImportError as exc:
+        print(f"error: onnxruntime is not installed ({exc}): the model runs on torch, nothing to export",
+              file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - any failed export is reported, first use then runs on torch
+        print(f"error: the embedding model could not be exported: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    path = cached(source)
+    shown = {"path": str(path), "exported_now": before is None, "seconds": round(time.perf_counter() - started, 2),
+             "looked_in": [str(d) for d in cache_dirs()]}
+    if args.json:
+        print(json.dumps(shown))
+    else:
+        how = f"exported now in {shown['seconds']} s" if before is None else "already exported"
+        print(f"embedding model for ONNX Runtime: {path} ({how})")
+    return 0
+
+
 def _bench_memory(args: argparse.Namespace) -> int:
     """``bench --memory``: each serving worker's resident memory and a breakdown of what it holds."""
     from core.bench_memory import format_memory_bench, run_memory_bench
@@ -572,6 +603,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="with --api: the paced clients' mean pause before a message (default 100)")
     bench.add_argument("--stores", default="sqlite,postgres",
                        help="with --api: sqlite and/or postgres (a local server from Debian's package)")
+    models = sub.add_parser("models", help="export the embedding model for ONNX Runtime now (done at install "
+                                           "time by make venv) and print where it is")
+    models.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    models.set_defaults(workspace=None)
     serve = sub.add_parser("serve", help="the HTTP API (FastAPI) with N worker processes")
     serve.add_argument("--workspace", action="append", default=None,
                        help="a workspace folder to serve (repeatable; the first is the default; default: current "
@@ -594,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workspace is None:
         args.workspace = os.getcwd()
     handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "replay": cmd_replay, "eval": cmd_eval,
-                "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate}
+                "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate, "models": cmd_models}
     try:
         return handlers[args.command](args)
     except SopError as exc:

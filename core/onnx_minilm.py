@@ -1,7 +1,9 @@
 """The packaged MiniLM model run by ONNX Runtime: the same vectors as sentence-transformers, about twice as fast.
 
 The ONNX graph is exported once from the model package's own files (no download) into a cache folder
-shared by every workspace (``SOP_MODEL_CACHE``, else ``.state/models`` at the project root), then reused.
+shared by every workspace (:func:`cache_dirs`: ``SOP_MODEL_CACHE``, else the virtual environment's
+``share/sop-playground/models``, where ``make venv`` exports it at install time, else ``.state/models`` at the
+project root), then reused.
 Tokenising uses the package's ``tokenizer.json``; pooling (the mean of the tokens' vectors) and L2
 normalisation follow the package's pooling config, as sentence-transformers does.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,10 +31,35 @@ ENCODE_BLOCK = 1024  # texts tokenised at once
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def cache_dir() -> Path:
-    """Where exported models are kept: ``SOP_MODEL_CACHE``, else ``.state/models`` at the project root."""
+SHARED_MODELS = Path("share") / "sop-playground" / "models"  # below a virtual environment's folder
+
+
+def cache_dirs() -> list[Path]:
+    """Where exported models are looked for, in order: ``SOP_MODEL_CACHE`` alone when it is set; else, in a
+    virtual environment, its ``share/sop-playground/models`` (installing exports there, and an emptied
+    ``.state/`` keeps it), then ``.state/models`` at the project root."""
     raw = os.environ.get("SOP_MODEL_CACHE", "").strip()
-    return Path(raw) if raw else Path(__file__).resolve().parents[1] / ".state" / "models"
+    if raw:
+        return [Path(raw)]
+    found = [Path(sys.prefix) / SHARED_MODELS] if sys.prefix != sys.base_prefix else []
+    return [*found, Path(__file__).resolve().parents[1] / ".state" / "models"]
+
+
+def cache_dir() -> Path:
+    """Where a new export is written: the first of :func:`cache_dirs` this process may write to (the last
+    one when it may write to none: the export then fails with the system's reason)."""
+    dirs = cache_dirs()
+    return next((d for d in dirs if writable(d)), dirs[-1])
+
+
+def writable(folder: Path) -> bool:
+    """Whether this process may create files in ``folder``, or create it (its nearest existing parent)."""
+    existing = folder
+    while not existing.exists():
+        if existing.parent == existing:
+            return False
+        existing = existing.parent
+    return existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
 
 
 def _fingerprint(model_dir: Path) -> str:
@@ -85,11 +113,24 @@ def export(model_dir: Path, target: Path) -> None:
 
 
 def exported(model_dir: Path) -> Path:
-    """The ONNX file for ``model_dir``, exported first if the cache has none for this model and runtime."""
-    target = cache_dir() / f"minilm-{_fingerprint(model_dir)}.onnx"
-    if not target.exists():
-        export(model_dir, target)
+    """The ONNX file for ``model_dir``, exported first if no cache folder has one for this model and runtime."""
+    found = cached(model_dir)
+    if found is not None:
+        return found
+    target = cache_dir() / model_name(model_dir)
+    export(model_dir, target)
     return target
+
+
+def model_name(model_dir: Path) -> str:
+    """The file name of ``model_dir``'s export for this runtime."""
+    return f"minilm-{_fingerprint(model_dir)}.onnx"
+
+
+def cached(model_dir: Path) -> Path | None:
+    """The export of ``model_dir`` for this runtime in the first cache folder that has one, else None."""
+    name = model_name(model_dir)
+    return next((d / name for d in cache_dirs() if (d / name).is_file()), None)
 
 
 class OnnxMiniLM:
