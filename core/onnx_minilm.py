@@ -21,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from core.token_rows import INPUT, TokenRows, split_table
+
 OPSET = 17
+FORMAT = 2  # of the exported files: 2 keeps the token table out of the graph (core.token_rows)
 BATCH = 64  # texts in one run at most
 # Padded tokens in one run at most: on a CPU a big run costs more per token than a few small ones (a knowledge
 # base's passages embed about twice as fast in runs of ~512 tokens as in runs of 64 passages), while short
@@ -69,13 +72,15 @@ def _fingerprint(model_dir: Path) -> str:
     weights = model_dir / "model.safetensors"
     stat = weights.stat()
     parts = [str(model_dir.resolve()), str(stat.st_size), str(stat.st_mtime_ns),
-             (model_dir / "config.json").read_text(encoding="utf-8"), onnxruntime.__version__, str(OPSET)]
+             (model_dir / "config.json").read_text(encoding="utf-8"), onnxruntime.__version__, str(OPSET),
+             f"format {FORMAT}"]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def export(model_dir: Path, target: Path) -> None:
-    """Export the transformer of ``model_dir`` to ONNX at ``target``: written to a temporary file beside it
-    and renamed into place, so concurrent processes never see (or leave) half a file."""
+    """Export the transformer of ``model_dir`` to ONNX at ``target``, its token table beside it
+    (:func:`table_file`, see :mod:`core.token_rows`): each written to a temporary file and renamed into
+    place, the table first, so concurrent processes never see (or leave) half an export."""
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
@@ -95,8 +100,7 @@ def export(model_dir: Path, target: Path) -> None:
     sample = torch.tensor([[101, 7592, 102]])
     axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "hidden")}
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    tmp, rows = (_temporary(target), _temporary(table_file(target)))
     try:
         import warnings
 
@@ -105,11 +109,25 @@ def export(model_dir: Path, target: Path) -> None:
             torch.onnx.export(_Hidden(), (sample, torch.ones_like(sample), torch.zeros_like(sample)), tmp,
                               input_names=list(_INPUTS), output_names=["hidden"], dynamic_axes=axes,
                               opset_version=OPSET, dynamo=False)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
+        split_table(Path(tmp), Path(rows))
+        for done, final in ((rows, table_file(target)), (tmp, target)):
+            os.chmod(done, 0o644)
+            os.replace(done, final)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for left in (tmp, rows):
+            if os.path.exists(left):
+                os.unlink(left)
+
+
+def _temporary(beside: Path) -> str:
+    fd, name = tempfile.mkstemp(prefix=beside.name + ".", suffix=".tmp", dir=beside.parent)
+    os.close(fd)
+    return name
+
+
+def table_file(graph: Path) -> Path:
+    """The token table of the exported graph at ``graph``."""
+    return graph.with_name(graph.name.removesuffix(".onnx") + ".tokens.npy")
 
 
 def exported(model_dir: Path) -> Path:
@@ -130,7 +148,7 @@ def model_name(model_dir: Path) -> str:
 def cached(model_dir: Path) -> Path | None:
     """The export of ``model_dir`` for this runtime in the first cache folder that has one, else None."""
     name = model_name(model_dir)
-    return next((d / name for d in cache_dirs() if (d / name).is_file()), None)
+    return next((d / name for d in cache_dirs() if (d / name).is_file() and table_file(d / name).is_file()), None)
 
 
 class OnnxMiniLM:
@@ -153,7 +171,9 @@ class OnnxMiniLM:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self._session = ort.InferenceSession(str(exported(model_dir)), options, providers=["CPUExecutionProvider"])
+        graph = exported(model_dir)
+        self._session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self._rows = TokenRows(table_file(graph))
         # A batch (indexing a knowledge base) grows the runtime's memory arena to its largest activations, and
         # an arena keeps what it grew to: after a batch the arena gives back what the run added. One message
         # runs without, so a turn's embedding pays nothing for it.
@@ -186,7 +206,7 @@ class OnnxMiniLM:
 
     def _embed_run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                          "token_type_ids": np.zeros_like(ids)},
+                                          "token_type_ids": np.zeros_like(ids), INPUT: self._rows.rows(ids)},
                                    self._shrink if len(ids) > 1 else None)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
