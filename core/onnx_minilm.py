@@ -185,6 +185,9 @@ class OnnxMiniLM:
         """L2-normalised float32 vectors, shape (len(texts), dim). Texts are tokenised a block at a time and
         run longest first in runs of similar lengths, each at most TOKENS_PER_RUN tokens with its padding (as
         sentence-transformers sorts by length, so little padding is computed)."""
+        if len(texts) == 1:  # a message: nothing to group
+            one = self._tokenizer.encode(texts[0])
+            return self._embed_run(np.array([one.ids], dtype=np.int64), np.array([one.attention_mask], dtype=np.int64))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), ENCODE_BLOCK):
             block = list(texts[start : start + ENCODE_BLOCK])
