@@ -436,6 +436,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.compute is not None:
         os.environ[ENV_COMPUTE] = str(args.compute)
     compute = compute_slots()  # a wrong SOP_API_COMPUTE is refused here, not in every worker
+    _export_model_first()
     if args.workers > 1:  # one compute thread per worker: the processes share the cores, not spin against
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # each other's idle thread pools
             os.environ.setdefault(name, "1")
@@ -449,6 +450,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from core.api import serve_workers
 
     return serve_workers(args.host, args.port, args.workers, args.log_level)
+
+
+def _export_model_first() -> None:
+    """The embedding model's ONNX export, made in a process of its own before the workers start when no cache
+    folder has it: a worker that made it would load torch and transformers to do so, and keep them (hundreds of
+    MB each)."""
+    if os.environ.get("SOP_EMBED_BACKEND", "").strip().lower() == "torch":
+        return
+    from core.onnx_minilm import cached
+    from core.retrieval import model_path
+
+    try:
+        if cached(Path(model_path())) is not None:
+            return
+    except ImportError:  # no onnxruntime: the workers run the model on torch
+        return
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "core", "models"], check=False)
 
 
 def _store_label() -> str:

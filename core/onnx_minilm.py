@@ -66,13 +66,22 @@ def writable(folder: Path) -> bool:
 
 
 def _fingerprint(model_dir: Path) -> str:
-    """Changes when the packaged model or the exporter's versions change (the export is then redone)."""
-    import onnxruntime
+    """Changes when the packaged model or the exporter's versions change (the export is then redone). The
+    runtime's version is read from its package metadata: finding an export imports nothing.
 
+    Raises:
+        ImportError: onnxruntime is not installed.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        runtime = version("onnxruntime")
+    except PackageNotFoundError as exc:
+        raise ImportError("onnxruntime is not installed") from exc
     weights = model_dir / "model.safetensors"
     stat = weights.stat()
     parts = [str(model_dir.resolve()), str(stat.st_size), str(stat.st_mtime_ns),
-             (model_dir / "config.json").read_text(encoding="utf-8"), onnxruntime.__version__, str(OPSET),
+             (model_dir / "config.json").read_text(encoding="utf-8"), runtime, str(OPSET),
              f"format {FORMAT}"]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 

@@ -60,3 +60,22 @@ def test_bench_memory_refuses_several_worker_counts() -> None:
     with contextlib.redirect_stderr(err):
         assert main(["bench", "--memory", "--workers", "1,2"]) == 2
     assert "one number" in err.getvalue()
+
+
+def test_serve_exports_the_model_before_its_workers_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no export anywhere, serve makes it in a process of its own: no worker loads torch to make it."""
+    from core.bench_api import ApiServer
+    from core.onnx_minilm import table_file
+
+    copy_workspace(ROOT, tmp_path / "demo")
+    monkeypatch.setenv("SOP_MODEL_CACHE", str(tmp_path / "models"))
+    server = ApiServer(tmp_path / "demo", 2, f"sqlite:///{tmp_path / 'sessions.sqlite'}")
+    try:
+        server.wait_ready()
+        workers = worker_pids(server.proc.pid, 2)
+        maps = [Path(f"/proc/{pid}/maps").read_text() for pid in workers]
+    finally:
+        server.stop()
+    exported = list((tmp_path / "models").glob("*.onnx"))
+    assert len(exported) == 1 and table_file(exported[0]).is_file()
+    assert len(maps) == 2 and all("onnxruntime" in m and "libtorch" not in m for m in maps)
