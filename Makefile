@@ -1,6 +1,7 @@
 # Set-up is two commands: `make run` (the playground on the demo store) and `make test`.
 # Each creates the project-local environment .venv on first use (torch's CPU build first, then
-# requirements.txt) and reuses it afterwards; it is rebuilt only when requirements.txt changes.
+# requirements.txt, then the embedding model exported for ONNX Runtime) and reuses it afterwards; it is rebuilt
+# only when requirements.txt changes.
 .PHONY: run test e2e chat lint bench serve venv clean-venv
 
 PYTHON ?= python3.11
@@ -15,37 +16,43 @@ export TRANSFORMERS_OFFLINE := 1
 
 # `make run PORT=8600` serves the playground on another port (Streamlit's 8501 otherwise); STREAMLIT_ARGS adds
 # options (--server.address 0.0.0.0, --server.headless true).
-run: $(VENV)/.ready
+run: $(VENV)/.model
 	$(PY) -m streamlit run app.py $(if $(filter command line environment,$(origin PORT)),--server.port $(PORT)) $(STREAMLIT_ARGS)
 
-test: $(VENV)/.ready
+test: $(VENV)/.model
 	@scripts/need-chromium
 	@scripts/need-postgres
 	$(PY) -m pytest
 
-e2e: $(VENV)/.ready
+e2e: $(VENV)/.model
 	@scripts/need-chromium
 	$(PY) -m pytest tests/ui
 
-chat: $(VENV)/.ready
+chat: $(VENV)/.model
 	$(PY) -m core chat --trace
 
 # The HTTP API on the demo workspace: WORKERS processes on PORT (SOP_STATE_URL / SOP_API_TOKEN from the environment).
 WORKERS ?= 2
 PORT ?= 8000
-serve: $(VENV)/.ready
+serve: $(VENV)/.model
 	$(PY) -m core serve --workers $(WORKERS) --port $(PORT)
 
-lint: $(VENV)/.ready
+lint: $(VENV)/.model
 	$(PY) -m core lint
 
-bench: $(VENV)/.ready
+bench: $(VENV)/.model
 	$(PY) -m core bench
 
-venv: $(VENV)/.ready
+venv: $(VENV)/.model
 
 $(VENV)/.ready: requirements.txt
 	@scripts/make-venv "$(PYTHON)" "$(VENV)" "$(TORCH)" "$(TORCH_INDEX)"
+	@touch $@
+
+# The embedding model exported for ONNX Runtime at install time, into the environment (share/sop-playground/models):
+# a first run, even with an empty .state/, starts without exporting it (torch and transformers load only for this).
+$(VENV)/.model: $(VENV)/.ready
+	@$(PY) -m core models || echo "make: note: the embedding model was not exported now; its first use exports it (or runs it on torch)." >&2
 	@touch $@
 
 clean-venv:

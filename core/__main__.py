@@ -324,11 +324,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"max {shown['chat_turn_max_ms']} ms (p50 {shown['quiet_turn_p50_ms']} ms before the upload)")
         return 0 if shown["saved"] else 1
 
+    if args.memory:
+        return _bench_memory(args)
+
     if args.api:
         from core.bench_api import format_api_bench, run_api_bench
 
         try:
-            counts = [int(x) for x in args.workers.split(",") if x.strip()]
+            counts = [int(x) for x in (args.workers or "1,2,4,8").split(",") if x.strip()]
         except ValueError:
             print(f"error: --workers takes numbers such as 1,2,4,8; got {args.workers!r}", file=sys.stderr)
             return 2
@@ -345,7 +348,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.processes:
         from core.bench_processes import format_result, run_processes
 
-        shown = [run_processes(n, args.conversations, same_session=same)
+        shown = [run_processes(n, args.conversations or 25, same_session=same)
                  for n in dict.fromkeys([1, args.processes]) for same in (True, False) if n > 1 or same]
         print(json.dumps(shown) if args.json else "\n".join(format_result(r) for r in shown))
         return 0 if all(r["errors"] == 0 and r["lost"] == 0 and r["orphans"] == 0 for r in shown) else 1
@@ -366,6 +369,54 @@ def cmd_bench(args: argparse.Namespace) -> int:
                   f"({r['session_ratio']}x); {r['session_hot_goals']} of its {r['session_goals']} requests in its "
                   "working state")
     return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """Export the embedding model for ONNX Runtime now, unless a cache folder has it, and say where it is."""
+    import time
+
+    from core.onnx_minilm import OnnxMiniLM, cache_dirs, cached
+    from core.retrieval import model_path, thread_count
+
+    source = Path(model_path())
+    try:
+        before = cached(source)
+        started = time.perf_counter()
+        model = OnnxMiniLM(source, threads=thread_count())  # exports when no cache folder has it
+        model.embed(["the model answers"])
+    except ImportError as exc:
+        print(f"error: onnxruntime is not installed ({exc}): the model runs on torch, nothing to export",
+              file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - any failed export is reported, first use then runs on torch
+        print(f"error: the embedding model could not be exported: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    path = cached(source)
+    shown = {"path": str(path), "exported_now": before is None, "seconds": round(time.perf_counter() - started, 2),
+             "looked_in": [str(d) for d in cache_dirs()]}
+    if args.json:
+        print(json.dumps(shown))
+    else:
+        how = f"exported now in {shown['seconds']} s" if before is None else "already exported"
+        print(f"embedding model for ONNX Runtime: {path} ({how})")
+    return 0
+
+
+def _bench_memory(args: argparse.Namespace) -> int:
+    """``bench --memory``: each serving worker's resident memory and a breakdown of what it holds."""
+    from core.bench_memory import format_memory_bench, run_memory_bench
+
+    raw = (args.workers or "2").strip()
+    if not raw.isdigit() or int(raw) < 1:
+        print(f"error: with --memory, --workers takes one number of worker processes; got {raw!r}", file=sys.stderr)
+        return 2
+    try:
+        shown = run_memory_bench(_ws(args), workers=int(raw), conversations=args.conversations or 24)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(shown) if args.json else format_memory_bench(shown))
+    return 0 if shown["failed"] == 0 and shown["turns"] else 1
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -390,6 +441,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.compute is not None:
         os.environ[ENV_COMPUTE] = str(args.compute)
     compute = compute_slots()  # a wrong SOP_API_COMPUTE is refused here, not in every worker
+    _export_model_first()
     if args.workers > 1:  # one compute thread per worker: the processes share the cores, not spin against
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # each other's idle thread pools
             os.environ.setdefault(name, "1")
@@ -403,6 +455,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from core.api import serve_workers
 
     return serve_workers(args.host, args.port, args.workers, args.log_level)
+
+
+def _export_model_first() -> None:
+    """The embedding model's ONNX export, made in a process of its own before the workers start when no cache
+    folder has it: a worker that made it would load torch and transformers to do so, and keep them (hundreds of
+    MB each)."""
+    if os.environ.get("SOP_EMBED_BACKEND", "").strip().lower() == "torch":
+        return
+    from core.onnx_minilm import cached
+    from core.retrieval import model_path
+
+    try:
+        if cached(Path(model_path())) is not None:
+            return
+    except ImportError:  # no onnxruntime: the workers run the model on torch
+        return
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "core", "models"], check=False)
 
 
 def _store_label() -> str:
@@ -540,12 +611,18 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--kb-megabytes", type=float, default=0.0,
                        help="time uploading a generated KB document of this size in the playground instead "
                             "(until the upload returns, until it is searchable, chat turns meanwhile)")
-    bench.add_argument("--conversations", type=_positive, default=25,
-                       help="with --processes: two-turn conversations per worker")
+    bench.add_argument("--conversations", type=_positive, default=None,
+                       help="with --processes: two-turn conversations per worker (default 25); with --memory: "
+                            "conversations sent (default 24)")
     bench.add_argument("--api", action="store_true",
                        help="load the HTTP API (python -m core serve) with concurrent clients instead: turns/s and "
                             "p95 latency per worker count and store")
-    bench.add_argument("--workers", default="1,2,4,8", help="with --api: worker counts to run (default 1,2,4,8)")
+    bench.add_argument("--memory", action="store_true",
+                       help="start the HTTP API, send conversations, and report each worker's resident memory "
+                            "(RSS, PSS, USS) and a breakdown of what a worker holds instead")
+    bench.add_argument("--workers", default=None,
+                       help="with --api: worker counts to run (default 1,2,4,8); with --memory: worker processes "
+                            "(default 2)")
     bench.add_argument("--clients", type=_positive, default=8, help="with --api: concurrent clients (default 8)")
     bench.add_argument("--seconds", type=_positive_float, default=10.0,
                        help="with --api: how long each load runs (default 10)")
@@ -553,6 +630,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="with --api: the paced clients' mean pause before a message (default 100)")
     bench.add_argument("--stores", default="sqlite,postgres",
                        help="with --api: sqlite and/or postgres (a local server from Debian's package)")
+    models = sub.add_parser("models", help="export the embedding model for ONNX Runtime now (done at install "
+                                           "time by make venv) and print where it is")
+    models.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    models.set_defaults(workspace=None)
     serve = sub.add_parser("serve", help="the HTTP API (FastAPI) with N worker processes")
     serve.add_argument("--workspace", action="append", default=None,
                        help="a workspace folder to serve (repeatable; the first is the default; default: current "
@@ -575,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.workspace is None:
         args.workspace = os.getcwd()
     handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "replay": cmd_replay, "eval": cmd_eval,
-                "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate}
+                "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate, "models": cmd_models}
     try:
         return handlers[args.command](args)
     except SopError as exc:

@@ -49,6 +49,9 @@ MAX_TEXT = 4000
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 ENV_WORKSPACES = "SOP_API_WORKSPACES"  # os.pathsep-separated folders, the default first (set by `serve`)
 ENV_COMPUTE = "SOP_API_COMPUTE"  # turns a worker computes at once (set by `serve --compute`)
+# Vectors a worker keeps in memory per workspace (about 1.8 kB each): a message is rarely sent twice, so more
+# would only grow a long-running worker (20,000 hold 36 MB); the workspace's disk cache keeps every one.
+WORKER_VECTORS = 4096
 
 
 def compute_slots(value: str | None = None) -> int:
@@ -91,14 +94,17 @@ class Served:
     def load(self) -> None:
         """Build every engine (the embedding model is shared); a failure is kept for ``/ready``."""
         from core.build import build_orchestrator, load_workspace
+        from core.resident import give_back
         from core.retrieval import CachedEmbedder, shared_model
 
         try:
             for name, root in self.roots.items():
-                ws = load_workspace(root, CachedEmbedder(shared_model(), root / ".state" / "embeddings"))
+                ws = load_workspace(root, CachedEmbedder(shared_model(), root / ".state" / "embeddings",
+                                                         max_memory=WORKER_VECTORS))
                 self.engines[name] = (self.build or (lambda r, w: build_orchestrator(r, loaded=w)))(root, ws)
                 self.titles[name] = ws.files.config.name
                 self.sops[name] = [s.id for s in ws.sops]
+            give_back()  # what parsing, embedding and indexing freed goes back to the system, not the worker
             self.ready.set()
         except (SopError, OSError) as exc:
             self.error = f"{type(exc).__name__}: {exc}"

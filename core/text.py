@@ -575,9 +575,9 @@ def _scale_below(scale: str) -> str:
 def thai_numbers(text: str) -> str:
     """Thai number words as digits ("งบหมื่นห้าบาท" -> "งบ 15000 บาท", "1.5 หมื่น" -> "15000"); a lone digit
     word stays a word ("อันที่สอง", "สองเครื่อง"): only a number of ten or more, or one with a scale."""
-    from pythainlp.tokenize import word_tokenize  # imported only when a message needs it
+    from core.lexicons.thai_words import thai_tokens  # loaded only when a message needs it
 
-    tokens = word_tokenize(text, engine="newmm", keep_whitespace=True)
+    tokens = thai_tokens(text)
     out: list[str] = []
     i = 0
     while i < len(tokens):

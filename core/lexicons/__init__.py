@@ -136,8 +136,7 @@ def segment(text: str) -> str:
 
 @lru_cache(maxsize=4096)  # segmenting is the costly part of reading Thai, and a turn reads a text often
 def _segmented(text: str) -> str:
-    from pythainlp.tokenize import word_tokenize  # imported only when a message needs it
+    from core.lexicons.thai_words import thai_tokens  # loaded only when a message needs it
 
-    spaced = UNSPACED.sub(lambda m: " " + " ".join(w for w in word_tokenize(m.group(0), engine="newmm")
-                                                    if w.strip()) + " ", text)
+    spaced = UNSPACED.sub(lambda m: " " + " ".join(w for w in thai_tokens(m.group(0)) if w.strip()) + " ", text)
     return " ".join(spaced.split())
