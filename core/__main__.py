@@ -365,9 +365,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"{r['torch_floor_ms']} ms with torch; p95/floor = {r['ratio']} ({r['torch_ratio']} against torch's)")
         if r.get("session_turns"):
             print(f"one session of {r['session_turns']} turns: median of turns 1-{r['session_block']} "
-                  f"{r['session_first_ms']} ms, of the last {r['session_block']} {r['session_last_ms']} ms "
+                  f"{r['session_first_ms']} ms, of turns {r['session_turns'] - r['session_block'] + 1}-"
+                  f"{r['session_turns']} {r['session_last_ms']} ms "
                   f"({r['session_ratio']}x); {r['session_hot_goals']} of its {r['session_goals']} requests in its "
                   "working state")
+        print(f"this process's resident memory after the run: {r['resident_mb']} MB (a serving worker's: "
+              "python -m core bench --memory)")
     return 0
 
 
@@ -443,8 +446,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     compute = compute_slots()  # a wrong SOP_API_COMPUTE is refused here, not in every worker
     _export_model_first()
     if args.workers > 1:  # one compute thread per worker: the processes share the cores, not spin against
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # each other's idle thread pools
-            os.environ.setdefault(name, "1")
+        from core.retrieval import one_thread_each  # each other's idle thread pools
+
+        one_thread_each()
     print(f"serving {', '.join(names)} on http://{args.host}:{args.port} with {args.workers} worker(s); "
           f"{compute} turn(s) computed at once per worker; API docs at /docs; state store: {_store_label()}",
           flush=True)

@@ -129,8 +129,10 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
     Besides the counts, the final store is checked turn by turn: every answered message is stored in
     exactly one turn (``duplicated``, ``missing``) and each session's version equals its stored turns
     (``version_gaps``)."""
+    from core.retrieval import one_thread_each
     from core.store import open_state_store
 
+    one_thread_each()  # the workers share the machine's cores
     with tempfile.TemporaryDirectory(prefix="sop-procs-") as tmpdir:
         root = write_workspace(Path(tmpdir) / "ws")
         url = state_url or f"sqlite:///{tmpdir}/sessions.sqlite"

