@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Container, Iterable
 from functools import lru_cache
@@ -14,11 +15,32 @@ from core.text import number_forms
 
 
 def allowed_numbers(sources: Iterable[Any]) -> set[float]:
-    """Every number stated anywhere in the given sources (tool results, messages, SOP text)."""
+    """Every number stated anywhere in the given sources (tool results, messages, SOP text): a text's numbers,
+    and in structured data (a tool's answer) every number and the numbers of every text in it, keys included,
+    each text read once however many answers repeat it."""
     found: set[float] = set()
     for src in sources:
-        found |= _text_numbers(src if isinstance(src, str) else json.dumps(src, default=str, ensure_ascii=False))
+        _collect(src, found)
     return found
+
+
+def _collect(value: Any, found: set[float]) -> None:
+    if isinstance(value, str):
+        found |= _text_numbers(value)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        if math.isfinite(value):
+            found.add(round(float(value), 2))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect(str(key), found)
+            _collect(item, found)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            _collect(item, found)
+    else:  # a date, a decimal, an object: as its text says it
+        found |= _text_numbers(json.dumps(value, default=str, ensure_ascii=False))
 
 
 @lru_cache(maxsize=8192)

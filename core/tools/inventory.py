@@ -308,6 +308,7 @@ class InventoryTool:
     def __init__(self, catalog: Catalog, name: str = DEFAULT_SEARCH_TOOL) -> None:
         self.catalog = catalog
         self._cache: tuple[pd.DataFrame, list[_Row]] | None = None  # the table and its plain rows
+        self._records: tuple[pd.DataFrame, dict[int, dict[str, Any]]] | None = None  # rows as returned, by position
         self.spec = ToolSpec(name, "Search the store's inventory (read-only)", [Param(p, True) for p in self.PARAMS])
 
     def run(self, args: dict[str, Any]) -> Any:
@@ -327,7 +328,17 @@ class InventoryTool:
                     r.price is None, price if price_up else -price)
 
         rows.sort(key=order)  # stable: the table's order among equals
-        return [self._record(frame.iloc[r.position]) for r in rows[:_int(args.get("limit"), 5)]]
+        return [self._record_at(frame, r.position) for r in rows[:_int(args.get("limit"), 5)]]
+
+    def _record_at(self, df: pd.DataFrame, position: int) -> dict[str, Any]:
+        """The record of a row as a search returns it (a copy), made once per row and table: reading a row
+        through pandas costs more than the whole search."""
+        if self._records is None or self._records[0] is not df:
+            self._records = (df, {})
+        made = self._records[1]
+        if position not in made:
+            made[position] = self._record(df.iloc[position])
+        return dict(made[position])
 
     def _rows(self, df: pd.DataFrame) -> list[_Row]:
         """The inventory as plain rows (a pandas pass per query cost ~10 ms a turn), built once per table."""
