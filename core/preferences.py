@@ -22,6 +22,8 @@ def extract_preferences(message: str, vocab: Vocabulary) -> PreferenceUpdate:
     low = LEX.segment(message.lower())  # Thai words spaced, so "ไม่เอา Samsung" reads like "not Samsung"
     liked, disliked = [], []
     for brand in vocab.brands:
+        if brand.lower() not in low:  # every pattern below names the brand: a message without it is skipped
+            continue
         b = re.escape(brand.lower())
         if re.search(rf"{T.L0}{DISLIKE}\s+(?:[\w'-]+\s+){{0,2}}{b}{T.L1}", low) \
                 or re.search(rf"\b{b}\b[^.,;]*\b(sucks|is bad|please no)\b", low):
@@ -29,7 +31,7 @@ def extract_preferences(message: str, vocab: Vocabulary) -> PreferenceUpdate:
         elif re.search(rf"{T.L0}{LIKE}\s+(?:[\w'-]+\s+){{0,2}}{b}{T.L1}", low) or re.search(rf"\b{b}\s+fan\b", low):
             liked.append(brand)
     lasting = re.search(r"\b(i (really )?(like|prefer|love|need|always want|always buy)|i'?m into)\b", low)
-    features = [f for f in vocab.features if lasting and re.search(rf"\b{re.escape(f)}\b", low)]
+    features = [f for f in vocab.features if lasting and f in low and re.search(rf"\b{re.escape(f)}\b", low)]
     update = PreferenceUpdate(preferred_brands=liked, disliked_brands=disliked, preferred_features=features)
     rng = T.money_range(message)
     if rng and re.search(r"\b(budget|between|range|around|spend)\b", low):

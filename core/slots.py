@@ -427,6 +427,8 @@ def _category(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) 
 def _brand(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     spaced = LEX.segment(msg.lower())  # "ไม่เอา Samsung" like "not Samsung": a brand ruled out is not the value
     for b in sorted(st.vocab, key=len, reverse=True):
+        if b.lower() not in spaced:  # the pattern names the brand: a message without it is skipped
+            continue
         for m in re.finditer(rf"{T.L0}{re.escape(b.lower())}{T.L1}", spaced):
             if T.excluded(spaced[: m.start()]) is None:
                 return b
@@ -438,10 +440,11 @@ MODEL_TOKEN = re.compile(r"^(?:[A-Z][\w-]*|\d[\w-]*|[a-z]*\d[\w-]*)$")
 
 def _model(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     parts = re.split(r"[,.;!?]| - ", msg)
+    names = {b.lower() for b in st.vocab}
     for part in parts:
         toks = part.split()
         for i, tok in enumerate(toks):
-            if any(tok.lower() == b.lower() for b in st.vocab):
+            if tok.lower() in names:
                 if T.excluded(LEX.segment(" ".join(toks[:i]).lower()) + " ") is not None:
                     continue  # "not Samsung", "ไม่เอา Samsung": a brand ruled out names no model
                 model = [tok]
