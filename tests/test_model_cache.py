@@ -64,9 +64,16 @@ def test_an_environment_it_may_not_write_to_leaves_the_export_to_the_project(tmp
     assert M.cache_dir() == PROJECT_MODELS
 
 
-def test_an_export_in_the_environment_is_found_before_exporting_again(venv: Path) -> None:
+@pytest.fixture(scope="session")
+def real_export() -> Path:
+    """The export this test session uses, found where the real environment keeps it (before any test makes
+    this process look like another environment)."""
+    return M.exported(Path(model_path()))
+
+
+def test_an_export_in_the_environment_is_found_before_exporting_again(real_export: Path, venv: Path) -> None:
     source = Path(model_path())
-    existing = M.exported(source)  # the one this test session uses, wherever it is
+    existing = real_export
     shared = venv / "share" / "sop-playground" / "models"
     shared.mkdir(parents=True)
     shutil.copyfile(existing, shared / existing.name)
