@@ -24,7 +24,7 @@ SCENARIOS = [
 
 FRESH_SCENARIOS = [
     ["Recommend a gaming mouse for {name}.", "{budget}", "Is the one you just recommended in stock, {name}?",
-     "the first one, order {n}"],
+     "the second one, order {n}"],
     ["My laptop keeps freezing since {n} minutes.", "Lenovo Legion {n}, freezes when gaming."],
     ["Recommend a laptop for {name}, budget {budget}", "Is the one you just recommended in stock, {name}?",
      "My screen is frozen since {n} minutes, what do I do?", "It's a Dell XPS {n}", "never mind, {name}"],

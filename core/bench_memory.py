@@ -30,7 +30,7 @@ from typing import Any
 MB = 1024 * 1024
 CONVERSATIONS = [
     ["Recommend a gaming mouse for {name}", "{budget}", "Is the one you just recommended in stock?",
-     "the first one"],
+     "I'd like the second one"],
     ["My laptop keeps freezing since {n} minutes", "Lenovo Legion {n}, it freezes when gaming"],
     ["Where is my order {n}?", "What is your return policy, {name}?"],
     ["อยากได้เมาส์ไร้สาย งบ {budget} บาท", "มีของไหม"],

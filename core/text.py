@@ -325,19 +325,15 @@ def is_thanks(text: str) -> bool:
     return bool(THANKS_ANYWHERE.search(t)) and len(words(t)) <= 15 and not is_question(t) and not is_request(t)
 
 
-def similar(a: str, b: str) -> float:
-    """Character similarity 0–1 (for typos)."""
-    return _similar(a.lower(), b.lower())
-
-
 @lru_cache(maxsize=65536)  # a message's words are compared with the same vocabulary every turn
 def _similar(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def alike(a: str, b: str, at_least: float) -> bool:
-    """Whether :func:`similar` is at least ``at_least``; texts whose lengths alone rule it out (the ratio is
-    at most twice the shorter length over both) are not compared."""
+    """Whether two texts' character similarity (0-1, case ignored: for typos) is at least ``at_least``; texts
+    whose lengths alone rule it out (the ratio is at most twice the shorter length over both) are not
+    compared."""
     a, b = a.lower(), b.lower()
     if a and b and 2 * min(len(a), len(b)) < at_least * (len(a) + len(b)):
         return False

@@ -40,7 +40,7 @@ from core.evaluation.star_replay import (
 from core.importers.star import ImportResult, import_star_task, write_import
 from core.importers.star_format import Dialogue, StarApi, iter_dialogues, load_task
 from core.memory import LocalPreferenceMemory
-from core.retrieval import THREADS_ENV, CachedEmbedder, shared_model
+from core.retrieval import CachedEmbedder, one_thread_each, shared_model
 from core.workspace import raise_on_errors
 
 Progress = Callable[[int, int], None]
@@ -241,7 +241,7 @@ def _replay_all(root: Path, brain: str, todo: list[Dialogue], embedder: CachedEm
 
 def _worker_init() -> None:
     """One worker process: one compute thread, so N workers use N cores without oversubscribing them."""
-    os.environ["OMP_NUM_THREADS"] = os.environ[THREADS_ENV] = "1"
+    one_thread_each()
 
 
 def _worker(job: tuple[str, str, list[Dialogue], dict[str, Any], str]) -> list[DialogueResult]:

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from core.errors import EngineError
+from core.goals import with_retired
 from core.models import Goal, SessionState, Trace
 from core.redaction import redact as redact  # store URLs in messages: the engine's one redaction
 
@@ -131,7 +132,5 @@ def retired_rows(state: SessionState) -> list[tuple[str, str, int, str]]:
 def whole_session(store: StateStore, session_id: str) -> SessionState | None:
     """The session with its retired goals back among its goals (what the Inspector, exports and replays
     show), or None if it is unknown."""
-    from core.goals import with_retired
-
     state = store.load(session_id)
     return None if state is None else with_retired(state, store.retired_goals(session_id))
