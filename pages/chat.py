@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.build import BRAINS
-from core.errors import UserInputError
-from core.retrieval import SharedModel
+from core.engine.build import BRAINS
+from core.retrieval.embedding import SharedModel
+from core.shared.errors import UserInputError
 from ui import services, widgets
 
 pg = services.current()

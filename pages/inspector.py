@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.errors import UserInputError
+from core.shared.errors import UserInputError
 from ui import services, widgets
 
 pg = services.current()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.errors import UserInputError
 from core.playground import BLANK, STARTERS, NewStore, create_store, create_workspace
 from core.playground.uploads import INVENTORY_TYPES, KB_TYPES, MAX_UPLOAD_BYTES
+from core.shared.errors import UserInputError
 from ui import inventory as inventory_ui
 from ui import services, widgets
 

@@ -8,9 +8,9 @@ import pandas as pd
 import streamlit as st
 from streamlit_ace import st_ace
 
-from core.errors import UserInputError
 from core.playground import CheckResult, templates
-from core.workspace import GAR_COLUMNS
+from core.shared.errors import UserInputError
+from core.workspace.config import GAR_COLUMNS
 from ui import canvas as canvas_ui
 from ui import services, widgets
 from ui import simulate as simulate_ui

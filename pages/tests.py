@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.coverage import step_coverage, step_coverage_of_sessions
-from core.errors import UserInputError
+from core.evaluation.coverage import step_coverage, step_coverage_of_sessions
+from core.shared.errors import UserInputError
 from ui import services, widgets
 
 pg = services.current()

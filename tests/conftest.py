@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.build import Workspace, load_workspace
+from core.engine.build import Workspace, load_workspace
 from core.playground.workspaces import copy_workspace
-from core.retrieval import CachedEmbedder, shared_model
+from core.retrieval.embedding import CachedEmbedder, shared_model
 
 ROOT = Path(__file__).resolve().parent.parent
 

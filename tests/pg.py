@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from core.store.pgserver import LocalPostgres, find_binaries, wait_ready
+from core.state.sessions.pgserver import LocalPostgres, find_binaries, wait_ready
 
 _lock = threading.Lock()
 _server: LocalPostgres | None = None

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from core.build import load_workspace
-from core.retrieval import CachedEmbedder
-from core.testing import WorkspaceCache, run_file
+from core.engine.build import load_workspace
+from core.evaluation.testing import WorkspaceCache, run_file
+from core.retrieval.embedding import CachedEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "bike_repairs"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.build import build_orchestrator, load_workspace
-from core.retrieval import CachedEmbedder
+from core.engine.build import build_orchestrator, load_workspace
+from core.retrieval.embedding import CachedEmbedder
 
 STORE = """name: Keys & Co
 currency: EUR
@@ -19,7 +19,7 @@ tools:
   keys.order: {params: [account_no, copies], python: tools.py:order}
   keys.block: {params: [account_no], python: tools.py:block}
 """
-TOOLS = """from core.errors import ToolError
+TOOLS = """from core.shared.errors import ToolError
 
 
 def check(account_no, postcode):

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from core.build import load_workspace
-from core.gar import GarIndex
-from core.problems import Problem
-from core.retrieval import CachedEmbedder
+from core.engine.build import load_workspace
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.problems import Problem
 from core.sop.canvas import (
     KINDS,
     Canvas,
@@ -30,7 +29,8 @@ from core.sop.canvas import (
     open_canvas,
     update_step,
 )
-from core.workspace import load_workspace_files
+from core.workspace.config import load_workspace_files
+from core.workspace.gar import GarIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKSPACES = [ROOT, *sorted(p for p in (ROOT / "examples").iterdir() if (p / "store.yaml").is_file())]

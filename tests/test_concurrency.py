@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from core.concurrency import TurnGate, holding, waiting
+from core.shared.concurrency import TurnGate, holding, waiting
 from core.tools.base import ToolSpec
 from core.tools.gateway import ToolGateway
-from core.workspace import AgentDecl, Param
+from core.workspace.config import AgentDecl, Param
 
 
 def _spin(seconds: float) -> None:
@@ -166,7 +166,7 @@ def test_a_turn_waiting_for_its_session_lets_the_holder_finish(kind: str, tmp_pa
     """Two messages to one session in one worker with one slot: the first holds the session while its
     tool runs (slot given up), the second takes the slot and waits for the session, giving the slot up
     again, so the first can finish; nothing waits out the lock's deadline."""
-    from core.store.locks import FileSessionLocks, LocalSessionLocks
+    from core.state.sessions.locks import FileSessionLocks, LocalSessionLocks
 
     locks: Any = LocalSessionLocks() if kind == "local" else FileSessionLocks(tmp_path)
     tool_running = threading.Event()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.testing import WorkspaceCache, collect, run_file
+from core.evaluation.testing import WorkspaceCache, collect, run_file
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from core.__main__ import main
-from core.build import load_workspace
-from core.coverage import overall, step_coverage, step_coverage_of_sessions
+from core.engine.build import load_workspace
+from core.evaluation.coverage import overall, step_coverage, step_coverage_of_sessions
 from core.evaluation.synthetic import run_synthetic
-from core.retrieval import CachedEmbedder
-from core.testing import EXPECT_KEYS, WorkspaceCache, run_file
-from core.testspec import TestFileError, load_spec
+from core.evaluation.testing import EXPECT_KEYS, WorkspaceCache, run_file
+from core.evaluation.testspec import TestFileError, load_spec
+from core.retrieval.embedding import CachedEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
 STORE = """name: Fern & Pot Plant Clinic

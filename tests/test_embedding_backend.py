@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.retrieval import MiniLMEmbedder, shared_model
+from core.retrieval.embedding import MiniLMEmbedder, shared_model
 
 SENTENCES = [
     "Recommend a gaming mouse.",
@@ -36,7 +36,7 @@ def test_onnx_is_the_backend_and_its_vectors_are_torchs() -> None:
 def test_a_lone_process_embeds_on_up_to_two_cores_and_workers_on_one_each(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from core.retrieval import MAX_THREADS, THREADS_ENV, one_thread_each, thread_count
+    from core.retrieval.embedding import MAX_THREADS, THREADS_ENV, one_thread_each, thread_count
 
     for name in (THREADS_ENV, "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "")  # restored as it was after the test, whatever one_thread_each sets
@@ -56,8 +56,8 @@ def test_a_lone_process_embeds_on_up_to_two_cores_and_workers_on_one_each(monkey
 
 
 def test_two_threads_give_the_same_vectors_as_one() -> None:
-    from core.onnx_minilm import OnnxMiniLM
-    from core.retrieval import model_path
+    from core.retrieval.embedding import model_path
+    from core.retrieval.onnx_minilm import OnnxMiniLM
 
     texts = [f"Where is my order {4711 + 37 * i}, placed {i % 28 + 1} days ago?" * (1 + i % 3) for i in range(40)]
     one, two = OnnxMiniLM(Path(model_path()), 1), OnnxMiniLM(Path(model_path()), 2)

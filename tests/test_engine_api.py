@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.brains.rule import RuleBrain
-from core.build import Workspace, build_orchestrator
-from core.memory import LocalPreferenceMemory
-from core.store import open_state_store
+from core.engine.build import Workspace, build_orchestrator
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
+from core.understanding.brains.rule import RuleBrain
 
 
 def _orch(ws: Workspace, tmp: Path):  # type: ignore[no-untyped-def]
@@ -65,7 +65,7 @@ def test_branch_decisions_from_observation(demo_ws: Workspace) -> None:
 
 
 def test_a_message_over_the_limit_is_read_in_part_and_the_reply_says_so(demo_ws: Workspace, tmp_path: Path) -> None:
-    from core.orchestrator import MAX_MESSAGE_CHARS
+    from core.engine.orchestrator import MAX_MESSAGE_CHARS
 
     orch = _orch(demo_ws, tmp_path)
     text = "Recommend a gaming mouse. " + "I really like long walks by the sea. " * 200

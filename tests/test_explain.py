@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from core import build_orchestrator
-from core.build import load_workspace
-from core.explain import explain
-from core.orchestrator import Orchestrator
-from core.retrieval import CachedEmbedder
+from core.engine.build import load_workspace
+from core.engine.explain import explain
+from core.engine.orchestrator import Orchestrator
+from core.retrieval.embedding import CachedEmbedder
 from core.tools.gateway import ToolScript
 
 BIKES = Path(__file__).resolve().parent.parent / "examples" / "bike_repairs"

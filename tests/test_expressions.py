@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from core.brains.rule import fill_template
-from core.build import build_orchestrator, load_workspace
-from core.render import as_text
-from core.retrieval import CachedEmbedder
-from core.slots import written_date
+from core.engine.build import build_orchestrator, load_workspace
+from core.language.render import as_text
+from core.retrieval.embedding import CachedEmbedder
 from core.sop.expr import (
     EvalError,
     ExprError,
@@ -30,6 +28,8 @@ from core.sop.expr import (
     render_expression,
     template_paths,
 )
+from core.understanding.brains.rule import fill_template
+from core.workspace.slots import written_date
 
 TODAY = date(2026, 11, 26)
 
@@ -180,7 +180,8 @@ def test_a_template_placeholder_may_hold_an_expression() -> None:
 
 
 def test_an_expression_template_through_fill_template() -> None:
-    """What the suggested hook in core/brains/rule.fill_template does: expressions first, then references."""
+    """What the suggested hook in core/understanding/brains/rule.fill_template does: expressions first, then
+    references."""
     values = {"amount": 3, "unit_price": 250, "today": "2026-11-26", "name": "Ana"}
     shown = lambda v: as_text(written_date(v))  # noqa: E731
     template = "{name}: {amount} units come to {amount * unit_price}; pay by {today + 30}."

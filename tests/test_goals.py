@@ -1,9 +1,9 @@
-"""The goal stack alone (core.goals.GoalOps): pure transitions on a SessionState, each logged."""
+"""The goal stack alone (core.engine.goals.GoalOps): pure transitions on a SessionState, each logged."""
 
 from __future__ import annotations
 
-from core.goals import GoalOps
-from core.models import GoalStatus, SessionState
+from core.engine.goals import GoalOps
+from core.shared.models import GoalStatus, SessionState
 
 
 def ops() -> GoalOps:

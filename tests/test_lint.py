@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.build import load_workspace
-from core.retrieval import CachedEmbedder
+from core.engine.build import load_workspace
+from core.retrieval.embedding import CachedEmbedder
 
 
 def _msgs(ws_root: Path, embedder: CachedEmbedder) -> list[str]:

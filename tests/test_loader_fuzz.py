@@ -15,14 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.build import load_workspace
-from core.errors import WorkspaceError
-from core.gar import GarIndex
+from core.engine.build import load_workspace
 from core.playground.uploads import UploadError, check_mapping, read_inventory, suggest_mapping
-from core.problems import Problem
-from core.retrieval import CachedEmbedder, shared_model
+from core.retrieval.embedding import CachedEmbedder, shared_model
+from core.shared.errors import WorkspaceError
+from core.shared.problems import Problem
 from core.tools.inventory import InventoryTool, load_catalog
-from core.workspace import GAR_COLUMNS, InventoryDecl, load_gar, parse_params
+from core.workspace.config import GAR_COLUMNS, InventoryDecl, load_gar, parse_params
+from core.workspace.gar import GarIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 SELLER = ROOT / "examples" / "seller_support"

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from core.build import Workspace, build_orchestrator
-from core.goals import GoalOps, next_number, retire_finished
-from core.memory import LocalPreferenceMemory
-from core.models import GoalStatus, MemoryEntry, SessionState
-from core.retrieval import CachedEmbedder
-from core.store import open_state_store
+from core.engine.build import Workspace, build_orchestrator
+from core.engine.goals import GoalOps, next_number, retire_finished
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.models import GoalStatus, MemoryEntry, SessionState
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import onnx_minilm as M
 from core.__main__ import main
-from core.retrieval import model_path, shared_model
+from core.retrieval.embedding import model_path, shared_model
+from core.retrieval import onnx_minilm as M
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT_MODELS = ROOT / ".state" / "models"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from core.build import build_orchestrator, load_workspace
-from core.memory import LocalPreferenceMemory
-from core.retrieval import CachedEmbedder, one_vector_per_words, shared_model, words_key
-from core.store import open_state_store
+from core.engine.build import build_orchestrator, load_workspace
+from core.retrieval.embedding import CachedEmbedder, one_vector_per_words, shared_model, words_key
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.build import Workspace, build_orchestrator
-from core.orchestrator import Orchestrator
+from core.engine.build import Workspace, build_orchestrator
+from core.engine.orchestrator import Orchestrator
 
 ROOT = Path(__file__).resolve().parents[1]
 

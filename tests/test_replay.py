@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from core import build_orchestrator
-from core.build import load_workspace
-from core.errors import UserInputError
+from core.engine.build import load_workspace
+from core.evaluation.replay import Recording, replay
 from core.playground.changes import ChangeSet, staged
-from core.replay import Recording, replay
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError
 
 ROOT = Path(__file__).resolve().parent.parent
 BIKES = ROOT / "examples" / "bike_repairs"

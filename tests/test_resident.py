@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.resident import resident_mb
+from core.shared.resident import resident_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 GIVE_BACK = """
 import json
-from core.resident import give_back, resident_mb
+from core.shared.resident import give_back, resident_mb
 
 before = resident_mb()
 blocks = [bytearray(4096) for _ in range(40_000)]  # ~160 MB in small blocks: the C heap, not mmap

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.testing import WorkspaceCache, run_file
+from core.evaluation.testing import WorkspaceCache, run_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,12 +13,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.build import load_workspace
-from core.gar import GarIndex
-from core.problems import Problem
+from core.engine.build import load_workspace
+from core.shared.problems import Problem
 from core.sop.expr import ExprError, parse
 from core.sop.load import compile_sop
-from core.workspace import load_gar, load_store_config
+from core.workspace.config import load_gar, load_store_config
+from core.workspace.gar import GarIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 SELLER = ROOT / "examples" / "seller_support"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.build import build_orchestrator, load_workspace
-from core.retrieval import CachedEmbedder
+from core.engine.build import build_orchestrator, load_workspace
+from core.retrieval.embedding import CachedEmbedder
 
 SOP = {"id": "t.quote", "triggers": ["how much for some bags of feed"], "slots": {"quantity": "number"},
        "startNode": "ask",

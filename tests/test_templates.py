@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.build import build_orchestrator, load_workspace
-from core.retrieval import CachedEmbedder
+from core.engine.build import build_orchestrator, load_workspace
+from core.retrieval.embedding import CachedEmbedder
 
 STORE = """name: Spoke & Chain Repairs
 currency: EUR

@@ -9,9 +9,9 @@ import onnx
 import pytest
 from safetensors.numpy import load_file
 
-from core.onnx_minilm import exported, table_file
-from core.retrieval import model_path
-from core.token_rows import INPUT, TABLE, TokenRows, split_table
+from core.retrieval.embedding import model_path
+from core.retrieval.onnx_minilm import exported, table_file
+from core.retrieval.token_rows import INPUT, TABLE, TokenRows, split_table
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,7 @@ from streamlit_flow.state import StreamlitFlowState
 from core.playground import SopCheck
 from core.playground.pickers import Pickers, canvas_for, pickers
 from core.playground.service import Playground
-from core.problems import Problem
-from core.slots import SLOT_TYPES
+from core.shared.problems import Problem
 from core.sop.canvas import (
     KINDS,
     OPERATORS,
@@ -39,6 +38,7 @@ from core.sop.canvas import (
     delete_step,
     update_step,
 )
+from core.workspace.slots import SLOT_TYPES
 
 LABELS: dict[str, str] = {"ask": "Ask", "tool": "Tool call", "message": "Message", "decision": "Decision",
                           "call": "Call SOP", "handoff": "Hand off", "end": "End"}

@@ -8,10 +8,10 @@ import time
 import pandas as pd
 import streamlit as st
 
-from core.errors import UserInputError
 from core.playground import Playground, suggest_mapping
+from core.shared.errors import UserInputError
 from core.tools.sheets import SheetStatus
-from core.workspace import ROLES, SHEET_REFRESH_MINUTES
+from core.workspace.config import ROLES, SHEET_REFRESH_MINUTES
 from ui import widgets
 
 PREVIEWED = "sheet_previewed"  # the (sheet, worksheet) whose preview is shown

@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.playground import Playground, known_workspaces
 from core.playground.workspaces import REPO_ROOT
-from core.retrieval import SharedModel
+from core.retrieval.embedding import SharedModel
 
 WORKSPACE_KEY = "workspace"
 SESSION_KEY = "session_id"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.errors import UserInputError
 from core.evaluation.personas import MANNERS
 from core.evaluation.simulate import CHECK_TITLES, CHECKS, SimulationReport
 from core.playground.service import Playground
+from core.shared.errors import UserInputError
 from ui import widgets
 
 REPORT = "sim_report"  # {"root": workspace, "report": SimulationReport}

@@ -9,12 +9,12 @@ from typing import Any
 
 import streamlit as st
 
-from core.coverage import SopCoverage, overall
-from core.errors import UserInputError
-from core.explain import brief, explain
+from core.engine.explain import brief, explain
+from core.evaluation.coverage import SopCoverage, overall
+from core.evaluation.testing import FileResult
 from core.playground import CheckResult, MappingProblem
-from core.problems import Problem
-from core.testing import FileResult
+from core.shared.errors import UserInputError
+from core.shared.problems import Problem
 from core.understanding.commands import reading_lines
 
 

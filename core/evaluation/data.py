@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.build import Workspace
-from core.errors import WorkspaceError
+from core.engine.build import Workspace
 from core.evaluation.conditions import LIST_FIELD, Constraint, FieldGuess, candidates, norm, pick_number
+from core.shared.errors import WorkspaceError
 from core.tools.declared import TableTool
 from core.tools.inventory import read_table
-from core.workspace import bind_params
+from core.workspace.config import bind_params
 
 YES_NO = {"yes", "no", "true", "false", "y", "n"}
 LIST_TOOLS = ("inventory.query", "knowledge_base.search")

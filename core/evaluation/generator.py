@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.build import Workspace
+from core.engine.build import Workspace
 from core.evaluation import conditions as C
 from core.evaluation.data import DataIndex, Table
 from core.evaluation.inputs import AMBIGUOUS, InputSpec, Phrasebook, opening, read_spec, spec_from_declared

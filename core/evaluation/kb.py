@@ -20,10 +20,10 @@ from typing import Any
 
 import yaml
 
-from core.errors import Location, UserInputError
-from core.render import render_kb_answer
-from core.retrieval import CachedEmbedder
-from core.yamlsrc import load_with_lines
+from core.language.render import render_kb_answer
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import Location, UserInputError
+from core.shared.yamlsrc import load_with_lines
 
 
 @dataclass
@@ -127,7 +127,7 @@ def evaluate_kb(path: Path, embedder: CachedEmbedder | None = None) -> KbReport:
     Raises:
         UserInputError: a bad question file, or a workspace without a knowledge base.
     """
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
 
     root, questions = read_questions(path)
     kb = load_workspace(root, embedder).kb

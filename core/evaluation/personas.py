@@ -5,7 +5,7 @@ evaluation's reference walk (:mod:`core.evaluation.generator`) with every answer
 succeeding: the values are the generator's (from the SOP's hints, slot types and the workspace's data), the
 tool results it scripts are the world the customer lives in, and the steps it runs are the end the goal
 wants. The manner is how the customer talks: its wording comes from the ``simulation`` section of the
-language files (``core/lexicons/<language>.yaml``), never from a store's or an SOP's words.
+language files (``core/language/lexicons/<language>.yaml``), never from a store's or an SOP's words.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.build import Workspace
+from core.engine.build import Workspace
 from core.evaluation.data import DataIndex
 from core.evaluation.generator import SopContext, TurnPlan, Walk
 from core.evaluation.inputs import InputSpec, Phrasebook, opening
-from core.lexicons import lexicons
+from core.language.lexicons import lexicons
 from core.sop.graph import SESSION_SLOTS, Node
-from core.workspace import bind_params
+from core.workspace.config import bind_params
 
 MANNERS: dict[str, str] = {
     "terse": "answers each question with the bare value and nothing else",

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.errors import UserInputError
-from core.testing import FileResult, WorkspaceCache, collect, run_file
+from core.evaluation.testing import FileResult, WorkspaceCache, collect, run_file
+from core.shared.errors import UserInputError
 
 
 @dataclass

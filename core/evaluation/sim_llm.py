@@ -2,7 +2,7 @@
 
 Both prompts are pinned: a versioned constant whose SHA-256 goes into the report with the model's name, so
 two reports can be compared only when they were made with the same prompt and model. The model's answers
-are read as JSON objects of a fixed schema (:mod:`core.brains.llm_client`); a malformed answer ends the
+are read as JSON objects of a fixed schema (:mod:`core.understanding.brains.llm_client`); a malformed answer ends the
 customer's side of the conversation, and a malformed verdict is reported as such, never guessed.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.brains.llm_client import ChatModel
 from core.evaluation.personas import Heard, Persona, bare
+from core.understanding.brains.llm_client import ChatModel
 
 CUSTOMER_PROMPT_VERSION = "customer-1"
 CUSTOMER_PROMPT = """\

@@ -31,22 +31,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.brains.llm_client import ChatModel, LLMSettings, OpenAIChat
-from core.build import Workspace, build_orchestrator, load_workspace
+from core.engine.build import Workspace, build_orchestrator, load_workspace
+from core.engine.orchestrator import Orchestrator
 from core.evaluation.data import DataIndex
 from core.evaluation.generator import SopContext
 from core.evaluation.personas import Goal, Heard, Persona, ScriptedCustomer, make_personas, side_topics
+from core.evaluation.recording import dump, file_stem, recorded_test
 from core.evaluation.sim_llm import JUDGE, SIMULATOR, Judgement, LLMCustomer, judge_run
 from core.evaluation.synthetic import _same_value
-from core.memory import LocalPreferenceMemory
-from core.models import GoalStatus, SessionState
-from core.orchestrator import Orchestrator
-from core.recording import dump, file_stem, recorded_test
-from core.retrieval import CachedEmbedder
-from core.store import open_state_store
-from core.testing import WorkspaceCache
+from core.evaluation.testing import WorkspaceCache
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.models import GoalStatus, SessionState
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
-from core.workspace import raise_on_errors
+from core.understanding.brains.llm_client import ChatModel, LLMSettings, OpenAIChat
+from core.workspace.config import raise_on_errors
 
 Progress = Callable[[int, int], None]
 PLACEHOLDER = re.compile(r"\{\s*(?:context\.)?[A-Za-z_][\w.]*\s*\}")  # a template reference left in a reply

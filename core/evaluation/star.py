@@ -21,9 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core import text as T
-from core.build import build_orchestrator, load_workspace
-from core.errors import Location, UserInputError
+from core.engine.build import build_orchestrator, load_workspace
 from core.evaluation.metrics import accuracy, per_label, weighted_f1
 from core.evaluation.star_replay import (
     CLOSING,
@@ -39,9 +37,11 @@ from core.evaluation.star_replay import (
 )
 from core.importers.star import ImportResult, import_star_task, write_import
 from core.importers.star_format import Dialogue, StarApi, iter_dialogues, load_task
-from core.memory import LocalPreferenceMemory
-from core.retrieval import CachedEmbedder, one_thread_each, shared_model
-from core.workspace import raise_on_errors
+from core.language import text as T
+from core.retrieval.embedding import CachedEmbedder, one_thread_each, shared_model
+from core.shared.errors import Location, UserInputError
+from core.state.memory import LocalPreferenceMemory
+from core.workspace.config import raise_on_errors
 
 Progress = Callable[[int, int], None]
 REFERENCES = {

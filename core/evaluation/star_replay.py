@@ -32,21 +32,21 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from core import text as T
-from core.agents import AgentRunRequest
+from core.engine.flow import AgentRunRequest
+from core.engine.goals import GoalOps
+from core.engine.orchestrator import Orchestrator
 from core.evaluation.metrics import accuracy
-from core.goals import GoalOps
 from core.importers.star import ImportResult
 from core.importers.star_api import normalise
 from core.importers.star_format import Dialogue, StarApi, constraints
-from core.memory.base import PreferenceSummary
-from core.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Trace
-from core.orchestrator import Orchestrator
-from core.slots import ISO_DATE, SlotType, extract
+from core.language import text as T
+from core.shared.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Trace
 from core.sop.expr import lookup
 from core.sop.graph import Node, Sop
-from core.store.locks import LocalSessionLocks
+from core.state.memory.base import PreferenceSummary
+from core.state.sessions.locks import LocalSessionLocks
 from core.tools.gateway import ToolScript
+from core.workspace.slots import ISO_DATE, SlotType, extract
 
 GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE = "hello", "anything_else", "goodbye_1", "out_of_scope"
 """STAR's labels shared by every task (its README: wizards use them even where a chart names its own)."""
@@ -526,7 +526,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class ReplayStore:
-    """An in-memory :class:`~core.store.base.StateStore` for replays (no SQLite round trips).
+    """An in-memory :class:`~core.state.sessions.base.StateStore` for replays (no SQLite round trips).
 
     It keeps the contract's rules that matter here: ``load`` returns a fresh copy and a save
     whose expected version is stale raises :class:`StateConflictError`.
@@ -560,8 +560,8 @@ class ReplayStore:
         return SessionState.model_validate_json(saved) if saved is not None else None
 
     def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
-        from core.errors import StateConflictError
-        from core.store.base import check_save_arguments
+        from core.shared.errors import StateConflictError
+        from core.state.sessions.base import check_save_arguments
 
         check_save_arguments(state, expected_version, trace)
         found = self._versions.get(state.session_id, 0)

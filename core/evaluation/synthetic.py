@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.brains.usage import LLMUsage
-from core.build import Workspace, build_orchestrator, load_workspace
+from core.engine.build import Workspace, build_orchestrator, load_workspace
+from core.engine.orchestrator import Orchestrator
 from core.evaluation.generator import (
     END_COMPLETED,
     EXTERNAL_KNOWLEDGE,
@@ -29,14 +29,14 @@ from core.evaluation.generator import (
     generate_sessions,
     unexercised,
 )
-from core.memory import LocalPreferenceMemory
-from core.models import GoalStatus, SessionState
-from core.orchestrator import Orchestrator
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.models import GoalStatus, SessionState
 from core.sop.graph import Sop
-from core.store import open_state_store
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
-from core.workspace import raise_on_errors
+from core.understanding.brains.usage import LLMUsage
+from core.workspace.config import raise_on_errors
 
 Progress = Callable[[int, int], None]
 CAUSE_TITLES = {

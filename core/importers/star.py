@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core import text as T
-from core.errors import Location, UserInputError
 from core.importers.star_flow import Ask, Flow, Query, read_flow
 from core.importers.star_format import StarApi, StarTask, load_task
 from core.importers.star_store import merge_store_yaml
-from core.workspace import GAR_COLUMNS, normalise_action
+from core.language import text as T
+from core.shared.errors import Location, UserInputError
+from core.workspace.config import GAR_COLUMNS, normalise_action
 
 STAR_PLACEHOLDER = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 CAPABILITY = re.compile(r"\bonly able to (.+?)[.!]*$", re.I | re.S)

@@ -28,9 +28,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from core import text as T
 from core.importers.star_api import FAILURE
 from core.importers.star_format import ApiField, StarTask, split_camel
+from core.language import text as T
 
 QUERY = re.compile(r"^\s*query\b", re.I)
 GREETS = re.compile(r"^\s*(hello|hi|hey|good (morning|afternoon|evening)|greetings|welcome)\b", re.I)

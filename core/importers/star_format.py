@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.errors import Location, UserInputError
+from core.shared.errors import Location, UserInputError
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from core.errors import UserInputError
-from core.problems import Problem, errors
-from core.testing import FileResult
-from core.workspace import leads_outside, workspace_view
+from core.evaluation.testing import FileResult
+from core.shared.errors import UserInputError
+from core.shared.problems import Problem, errors
+from core.workspace.config import leads_outside, workspace_view
 
 BACKUP_DIR = "backups"
 MANIFEST = "manifest.json"

@@ -17,7 +17,6 @@ from typing import Any
 
 import yaml
 
-from core.errors import UserInputError
 from core.playground.uploads import (
     UploadError,
     check_mapping,
@@ -27,7 +26,8 @@ from core.playground.uploads import (
     suggest_mapping,
 )
 from core.playground.workspaces import _slug, user_workspaces_dir
-from core.workspace import GAR_COLUMNS
+from core.shared.errors import UserInputError
+from core.workspace.config import GAR_COLUMNS
 
 AGENT = "desk"
 
@@ -155,8 +155,8 @@ def create_store(spec: NewStore, settings: dict[str, Any]) -> Path:
             inventory, knowledge-base documents), a file the uploads refuse, or a store that would not load
             without errors (the first ones named); nothing is created then.
     """
-    from core.build import load_workspace
-    from core.problems import errors
+    from core.engine.build import load_workspace
+    from core.shared.problems import errors
 
     slug = _slug(settings["name"])
     if not slug:

@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core import text as T
-from core.build import Workspace
-from core.gar import GarIndex
-from core.slots import infer_type
+from core.engine.build import Workspace
+from core.language import text as T
 from core.sop import Node, Sop
 from core.sop.canvas import Canvas, Format, open_canvas
 from core.tools.kb import KB_TOOL
-from core.workspace import GarRow
+from core.workspace.config import GarRow
+from core.workspace.gar import GarIndex
+from core.workspace.slots import infer_type
 
 MAX_VALUES = 30  # values of a table column offered to a condition
 

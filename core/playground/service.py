@@ -26,18 +26,16 @@ from typing import Any, Literal
 import pandas as pd
 import yaml
 
-from core.brains.llm import LLMSettings
-from core.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
-from core.errors import UserInputError
+from core.engine.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
+from core.engine.explain import op_text
+from core.engine.orchestrator import Orchestrator
 from core.evaluation import SyntheticReport, run_synthetic
+from core.evaluation.recording import accept, dump, file_stem, recorded_test
+from core.evaluation.replay import Recording, ReplayReport, replay
 from core.evaluation.simulate import SimulationReport, simulate
-from core.explain import op_text
+from core.evaluation.testing import FileResult, WorkspaceCache, run_file
 from core.importers.star import ImportResult
-from core.lexicons import lexicons
-from core.memory import open_preference_memory
-from core.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
-from core.models import SessionState, utcnow
-from core.orchestrator import Orchestrator
+from core.language.lexicons import lexicons
 from core.playground import newstore, versions
 from core.playground.changes import (
     Backup,
@@ -65,18 +63,20 @@ from core.playground.uploads import (
     safe_filename,
 )
 from core.playground.versions import Version
-from core.problems import Problem, errors
-from core.recording import accept, dump, file_stem, recorded_test
-from core.replay import Recording, ReplayReport, replay
-from core.retrieval import CachedEmbedder, Progress
+from core.retrieval.embedding import CachedEmbedder, Progress
+from core.shared.errors import UserInputError
+from core.shared.models import SessionState, utcnow
+from core.shared.problems import Problem, errors
 from core.sop import Sop
-from core.store import open_state_store
-from core.store.base import whole_session
-from core.testing import FileResult, WorkspaceCache, run_file
+from core.state.memory import open_preference_memory
+from core.state.memory.base import MemoryUnavailableError, PreferenceEntry, PreferenceSummary
+from core.state.sessions import open_state_store
+from core.state.sessions.base import whole_session
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.mcp_tools import McpTool
 from core.tools.sheets import SheetFeed, SheetRef, SheetStatus
-from core.workspace import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
+from core.understanding.brains.llm import LLMSettings
+from core.workspace.config import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
 
 SOP_SUFFIXES = (".sop", ".json")
 TEST_FOLDERS = ("conversations", "tests/conversations")
@@ -202,7 +202,7 @@ class Playground:
         return self.brain or ("hybrid" if self.llm is not None or LLMSettings.from_env() is not None else "rule")
 
     def set_brain(self, brain: str, model: str = "", base_url: str = "", api_key: str = "") -> None:
-        """Choose the brain for new turns (``core.build.BRAINS``) and, for "llm"/"hybrid", its endpoint.
+        """Choose the brain for new turns (``core.engine.build.BRAINS``) and, for "llm"/"hybrid", its endpoint.
 
         Blank fields fall back to OPENAI_API_KEY / OPENAI_BASE_URL / SOP_LLM_MODEL. Nothing changes
         when the choice cannot work.
@@ -909,7 +909,7 @@ class Playground:
     def replay(self, *, session_id: str = "", test: Path | None = None,
                progress: Progress | None = None) -> ReplayReport:
         """Replay a chat of this workspace (or a conversation test) against the unsaved drafts, beside the
-        workspace as saved: the turns whose replies, steps, tools or decisions change (:mod:`core.replay`).
+        workspace as saved: the turns whose replies, steps, tools or decisions change (:mod:`core.evaluation.replay`).
         With no drafts, a chat is compared with what it did when it was recorded."""
         if session_id:
             traces = self.traces(session_id)

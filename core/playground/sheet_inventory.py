@@ -8,12 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from core.errors import Location
 from core.playground.changes import ChangeSet
 from core.playground.uploads import UploadError, replace_top_level_block
-from core.problems import Problem
+from core.shared.errors import Location
+from core.shared.problems import Problem
 from core.tools.sheets import SheetFeed, sheet_table
-from core.workspace import SHEET_REFRESH_MINUTES, SPREADSHEET_ID, SPREADSHEET_URL, InventoryDecl
+from core.workspace.config import SHEET_REFRESH_MINUTES, SPREADSHEET_ID, SPREADSHEET_URL, InventoryDecl
 
 
 def spreadsheet_id(text: str) -> str:

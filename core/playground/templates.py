@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from core.build import Workspace
+from core.engine.build import Workspace
 
 
 def new_sop(ws: Workspace, stem: str, fmt: str) -> str:

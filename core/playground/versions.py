@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.errors import UserInputError
 from core.playground.changes import ChangeSet
+from core.shared.errors import UserInputError
 
 VERSIONS = Path(".state") / "versions"
 META = "version.json"

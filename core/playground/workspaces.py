@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import UserInputError
 from core.playground.uploads import replace_top_level_block
-from core.workspace import leads_outside, load_store_config, store_paths
+from core.shared.errors import UserInputError
+from core.workspace.config import leads_outside, load_store_config, store_paths
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ("store.yaml", "gar.csv", "sops", "kb", "data", "conversations")

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.problems import Problem, errors
+from core.shared.problems import Problem, errors
 from core.sop import expr, jsonspan
 from core.sop.graph import Node, Sop
 from core.sop.load import compile_sop
@@ -369,7 +369,7 @@ def delete_step(canvas: Canvas, node_id: str) -> Edit:
 def declare_slot(canvas: Canvas, name: str, spec: str) -> Edit:
     """Declare what a slot holds in the SOP itself (its ``slots``), e.g. ``confirmed: yes_no``; a slot declared
     so already is left as it is."""
-    from core.slots import type_problem
+    from core.workspace.slots import type_problem
 
     name, spec = name.strip(), spec.strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):

@@ -35,7 +35,7 @@ KEYWORDS = {"and": "&&", "or": "||", "not": "!"}
 LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "none": None, "undefined": None}
 COMPARISONS = ("==", "!=", "===", "!==", "<", "<=", ">", ">=")
 TODAY = "today"  # the date the turn runs; a context key of that name overrides it
-ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")  # what date slots hold (core.slots.ISO_DATE)
+ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")  # what date slots hold (core.workspace.slots.ISO_DATE)
 ISO_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}")  # a timestamp's day, for order and arithmetic
 CURRENCY_BEFORE = re.compile(r"[$€£¥฿₹]\s*$")  # an amount written right after a currency sign: two decimals
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.problems import Problem
+from core.shared.problems import Problem
 
 
 def whole_number(value: Any, default: int, what: str, file: str, line: int, problems: list[Problem]) -> int:

@@ -7,8 +7,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.problems import Problem
-from core.workspace import GarRow, Param
+from core.shared.problems import Problem
+from core.workspace.config import GarRow, Param
 
 NodeKind = Literal["action", "decision", "end"]
 SESSION_SLOTS = frozenset({"customer_id"})  # filled from the session (the signed-in customer), never asked
@@ -67,7 +67,7 @@ class Node:
     def result_names(self) -> set[str]:
         """The names a text SOP's conditions and templates use for this step's tool result: the
         words of its step and of its tool ("look up the loan" / ``loans.lookup`` -> ``loan``)."""
-        from core import text as T
+        from core.language import text as T
 
         names: set[str] = set()
         if not self.tool:

@@ -6,12 +6,12 @@ import logging
 import re
 from pathlib import Path
 
-from core.errors import WorkspaceError
-from core.problems import Problem
+from core.shared.errors import WorkspaceError
+from core.shared.problems import Problem
 from core.sop.graph import Sop
 from core.sop.parse_json import parse_json_sop
 from core.sop.parse_text import GarResolver, parse_text_sop
-from core.workspace import read_text_file
+from core.workspace.config import read_text_file
 
 log = logging.getLogger(__name__)
 

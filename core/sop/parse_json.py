@@ -7,11 +7,11 @@ import json
 import re
 from typing import Any
 
-from core.problems import Problem
+from core.shared.problems import Problem
 from core.sop import expr
 from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import Branch, Node, Sop, reachable
-from core.workspace import Param
+from core.workspace.config import Param
 
 PLACEHOLDER = expr.TEMPLATE_REF
 WHOLE_REF = re.compile(r"^\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*(\?)?\s*\}$")  # "{context.order_id}": the value itself

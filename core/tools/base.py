@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.errors import ToolError
-from core.workspace import Param, bind_params
+from core.shared.errors import ToolError
+from core.workspace.config import Param, bind_params
 
 
 @dataclass

@@ -14,11 +14,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from core.concurrency import waiting
-from core.errors import ToolError
-from core.models import ToolCall
+from core.shared.concurrency import waiting
+from core.shared.errors import ToolError
+from core.shared.models import ToolCall
 from core.tools.base import Tool, classify_error
-from core.workspace import AgentDecl
+from core.workspace.config import AgentDecl
 
 DEFAULT_TIMEOUT_S = 5.0
 MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.05, 60.0
@@ -129,7 +129,7 @@ class ToolGateway:
             finally:
                 done.set()
 
-        # the call's thread sees the turn's context (the vectors of its words, see core.retrieval)
+        # the call's thread sees the turn's context (the vectors of its words, see core.retrieval.embedding)
         context = contextvars.copy_context()
         threading.Thread(target=context.run, args=(work,), name=f"tool {impl.spec.name}", daemon=True).start()
         with waiting():  # other turns compute while this one waits on its tool

@@ -16,13 +16,13 @@ from typing import Any
 
 import pandas as pd
 
-from core.errors import Location, ToolError, WorkspaceError
-from core.problems import Problem
-from core.text import plural_forms, tokens
+from core.language.text import plural_forms, tokens
+from core.shared.errors import Location, ToolError, WorkspaceError
+from core.shared.problems import Problem
 from core.tools.base import ToolSpec
 from core.tools.cells import map_cells, shown
 from core.tools.sheets import SheetFeed, sheet_table
-from core.workspace import DEFAULT_SEARCH_TOOL, InventoryDecl, Param, read_text_file, workspace_path
+from core.workspace.config import DEFAULT_SEARCH_TOOL, InventoryDecl, Param, read_text_file, workspace_path
 
 ROLE_ORDER = ("sku", "name", "category", "brand", "price", "stock")
 

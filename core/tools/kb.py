@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from core.errors import WorkspaceError
-from core.lexicons import UNSPACED
-from core.problems import Problem
-from core.retrieval import CachedEmbedder, LexicalIndex, Progress, VectorIndex
+from core.language.lexicons import UNSPACED
+from core.retrieval.embedding import CachedEmbedder, LexicalIndex, Progress, VectorIndex
+from core.shared.errors import WorkspaceError
+from core.shared.problems import Problem
 from core.tools.base import ToolSpec
-from core.workspace import Param, read_text_file
+from core.workspace.config import Param, read_text_file
 
 log = logging.getLogger(__name__)
 

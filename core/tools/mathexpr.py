@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from decimal import Decimal
 
-from core.errors import ToolError
+from core.shared.errors import ToolError
 
 Number = int | float
 

@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from core.errors import ToolError
+from core.shared.errors import ToolError
 
 MAX_LIST_PAGES = 50
 CLOSE_WAIT_S = 3.0

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.errors import ToolError
-from core.problems import Problem
+from core.shared.errors import ToolError
+from core.shared.problems import Problem
 from core.tools.base import ToolSpec, classify_error
 from core.tools.mcp_client import McpConnection, McpUnavailable, RemoteTool, Target, connection
-from core.tools.mcp_config import McpDecl, executable, expand
-from core.workspace import (
+from core.workspace.config import (
     Param,
     StoreConfig,
     ToolDecl,
@@ -33,6 +32,7 @@ from core.workspace import (
     leads_outside,
     view_origin,
 )
+from core.workspace.mcp import McpDecl, executable, expand
 
 DEFAULT_CALL_TIMEOUT_S = 5.0  # when neither the gateway nor store.yaml gives one
 META_KEY = "idempotencyKey"  # the request's _meta keys a server may read
@@ -42,7 +42,7 @@ WRAPPED = "result"  # a server SDK's wrapping of a non-object return value
 
 # ---------------------------------------------------------------------------------------------- schemas
 def slot_type(prop: dict[str, Any]) -> str:
-    """The slot type (core/slots.py) a JSON-schema property asks for, '' when none fits."""
+    """The slot type (core/workspace/slots.py) a JSON-schema property asks for, '' when none fits."""
     kind = _json_type(prop)
     values = prop.get("enum")
     if isinstance(values, list) and len(values) >= 2 and all(isinstance(v, str) and "," not in v for v in values):

@@ -5,7 +5,7 @@ Everything here reads; nothing changes a goal (the agent acts on an :class:`Answ
 reader on the values). For each message the values are found once ("Username: jdoe41" by its label, a
 phone by its shape, a name by how it is introduced) and then given to slots: the pending ask's first, by
 label, kind, the shape of the slot's example and position in a list answer; then the later asks of the
-running SOP; then other SOPs. Language knowledge comes from the language files through :mod:`core.text`.
+running SOP; then other SOPs. Language knowledge comes from the language files through :mod:`core.language.text`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,14 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from core import text as T
-from core.brains.base import Brain, proposed_values
-from core.domain.commerce import left_after_ruling_out, offered, picked_offer
-from core.models import Goal
-from core.slots import (
+from core.language import text as T
+from core.shared.models import Goal
+from core.sop.expr import lookup
+from core.sop.graph import SESSION_SLOTS, Node, Sop
+from core.understanding.brains.base import Brain, proposed_values
+from core.understanding.domain.commerce import left_after_ruling_out, offered, picked_offer
+from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
+from core.workspace.slots import (
     SlotType,
     correction_value,
     cut_at_labels,
@@ -33,13 +36,10 @@ from core.slots import (
     route_value,
     validate,
 )
-from core.sop.expr import lookup
-from core.sop.graph import SESSION_SLOTS, Node, Sop
-from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
 
 REMEMBERED = "_remembered"
 """Goal slot holding the remembered defaults offered: ``{slot: {"min": low|None, "max": high}}``, or ``None``
-once declined (:mod:`core.memory.defaults` makes the offers)."""
+once declined (:mod:`core.engine.offers` makes the offers)."""
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ class Answer(Command):
     hidden: ClassVar[tuple[str, ...]] = ("reading",)
     question: str = ""  # the pending step
     value: Any = None
-    reading: Any = field(default=None, compare=False)  # the answer's values as read (core.agents.AnswerReading)
+    reading: Any = field(default=None, compare=False)  # the answer's values as read (core.engine.flow.AnswerReading)
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ def value_words(text: str, values: dict[str, Any]) -> dict[str, str]:
     the value itself ("NW-10481"), or the number as written ("$1,500" for 1500)."""
     import re
 
-    from core import text as T
+    from core.language import text as T
 
     out: dict[str, str] = {}
     for name, value in values.items():

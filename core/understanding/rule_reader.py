@@ -4,8 +4,8 @@ The orchestrator asks it, before acting, what a message does: whether it answers
 (a value of the asked type, a yes/no, a choice among offered options), names what that question asks
 for, corrects a value the goal holds, or asks for another SOP (by its subject, by a value only that SOP
 lists, or by a clear lead in the intent scores). Every method here reads; none changes a session, runs a
-tool or writes a reply. Language knowledge comes from the language files (core/lexicons) through
-:mod:`core.text`; what each SOP is about comes from its title, short triggers and listed values, never
+tool or writes a reply. Language knowledge comes from the language files (core/language/lexicons) through
+:mod:`core.language.text`; what each SOP is about comes from its title, short triggers and listed values, never
 from a store's or an evaluation's names. Thresholds: ARCHITECTURE.md §3a and docs/turn.md.
 """
 
@@ -15,17 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core import text as T
-from core.agents import AgentRunRequest, SpecialistAgent, go_back_target
-from core.brains.base import Brain, Perception
-from core.domain.commerce import Commerce
-from core.lexicons import segment
-from core.memory.base import PreferenceSummary
-from core.models import Goal
-from core.slots import IDENTIFYING_KINDS, find_option
+from core.language import text as T
+from core.language.lexicons import segment
+from core.shared.models import Goal
 from core.sop.graph import Node, Sop
 from core.tools.kb import KB_TOOL
 from core.understanding.answers import AnswerReader, AnswerReading
+from core.understanding.brains.base import Brain, Perception
 from core.understanding.commands import (
     Answer,
     CancelGoal,
@@ -43,6 +39,9 @@ from core.understanding.commands import (
     Unclear,
     value_words,
 )
+from core.understanding.domain.commerce import Commerce
+from core.understanding.executor import FlowExecutor
+from core.understanding.go_back import go_back_target
 from core.understanding.signals import (
     CLEAR_MARGIN,
     LOW_INTENT,
@@ -66,6 +65,7 @@ from core.understanding.signals import (
     subjects,
     what_stands,
 )
+from core.workspace.slots import IDENTIFYING_KINDS, find_option
 
 INTENT_MARGIN = 0.05  # a request for another SOP must score this much above the running one
 STRONG_INTENT = 0.75  # from here a score asks for an SOP whatever else the message does
@@ -115,7 +115,7 @@ class RuleReader:
     """The rules' reading of messages for one workspace: its SOPs, the agents that type their slots, and
     the brain's spelling correction."""
 
-    def __init__(self, sops: dict[str, Sop], agent_of: Callable[[str], SpecialistAgent | None], brain: Brain,
+    def __init__(self, sops: dict[str, Sop], agent_of: Callable[[str], FlowExecutor | None], brain: Brain,
                  commerce: Commerce | None = None, answers: AnswerReader | None = None) -> None:
         self.sops = sops
         self.agent_of = agent_of
@@ -334,7 +334,7 @@ class RuleReader:
 
     def go_back_target(self, goal: Goal, text: str) -> Node | None:
         """The earlier question of ``goal`` a go-back means ("wait, the arrival day was wrong"): see
-        :func:`core.agents.go_back_target`."""
+        :func:`core.understanding.go_back.go_back_target`."""
         sop = self.sops.get(goal.type)
         return go_back_target(goal, sop, text) if sop is not None else None
 
@@ -742,7 +742,7 @@ class RuleReader:
 
     def search_follow_up(self, c: ReadContext) -> FollowUp | None:
         """"When is it going to clear up?" after a result: the SOP finished last, run again from its tool over
-        the next days or times until a result answers (``SpecialistAgent.start_search``, tried on a copy)."""
+        the next days or times until a result answers (``FlowExecutor.start_search``, tried on a copy)."""
         last = c.last
         sop = self.sops.get(last.type) if last is not None else None
         agent = self.agent_of(last.type) if last is not None else None
@@ -761,9 +761,7 @@ class RuleReader:
         sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
         if sop is None or agent is None:
             return False
-        resp = agent.run(AgentRunRequest(goal.model_copy(deep=True), sop, PreferenceSummary()))
-        return resp.done and not resp.tool_requests and bool(resp.messages) and all(
-            T.offers_more(m) for m in resp.messages)
+        return agent.only_offers_left(goal, sop)
 
     # ------------------------------------------------------------------ a model's reading, made whole
     def complete(self, commands: list[Command], c: ReadContext) -> list[Command]:

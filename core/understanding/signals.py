@@ -7,13 +7,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from core import text as T
-from core.agents import SpecialistAgent
-from core.brains.base import Perception
-from core.brains.rule import asked_subject
-from core.models import Goal
-from core.slots import CHOOSE
+from core.language import text as T
+from core.shared.models import Goal
 from core.sop.graph import Node, Sop
+from core.understanding.brains.base import Perception
+from core.understanding.brains.rule import asked_subject
+from core.understanding.executor import FlowExecutor
+from core.workspace.slots import CHOOSE
 
 LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
 CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP
@@ -123,20 +123,20 @@ def part_of(value: Any, answer: list[Any]) -> bool:
     return False
 
 
-def free_text(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
+def free_text(agent: FlowExecutor, sop: Sop, node: Node | None) -> bool:
     """Whether a question takes any text as its answer (a name, a date, a security answer)."""
     types = agent.types(sop)
     return node is not None and node.asks and bool(node.fills) and all(
         p.name in types and types[p.name].kind == "text" for p in node.fills)
 
 
-def describing(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
+def describing(agent: FlowExecutor, sop: Sop, node: Node | None) -> bool:
     """Whether a question asks the customer to describe something in their own words ("what is wrong?")."""
     types = agent.types(sop)
     return free_text(agent, sop, node) and node is not None and all(types[p.name].describes for p in node.fills)
 
 
-def gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, Any]) -> bool:
+def gives_values(goal: Goal, sop: Sop, agent: FlowExecutor, found: dict[str, Any]) -> bool:
     """Whether a question carries new values for the goal ("why don't you try PIN 3941?"): then it is
     information to use, not a doubt to answer from the knowledge base. ``found``: the values the message
     volunteers."""
@@ -144,14 +144,14 @@ def gives_values(goal: Goal, sop: Sop, agent: SpecialistAgent, found: dict[str, 
     return any(goal.slots.get(k) != v for k, v in found.items() if k in types and types[k].kind != "text")
 
 
-def confirms(agent: SpecialistAgent, sop: Sop, node: Node | None) -> bool:
+def confirms(agent: FlowExecutor, sop: Sop, node: Node | None) -> bool:
     """Whether a question is a yes/no confirmation (every slot it fills is a yes or a no)."""
     types = agent.types(sop)
     return node is not None and node.asks and bool(node.fills) and all(
         p.name in types and types[p.name].kind == "boolean" for p in node.fills)
 
 
-def asks_choice(goal: Goal, sop: Sop, agent: SpecialistAgent) -> bool:
+def asks_choice(goal: Goal, sop: Sop, agent: FlowExecutor) -> bool:
     """Whether the pending question asks the customer to choose among results ("the second one?")."""
     node = sop.node(goal.pending)
     types = agent.types(sop)

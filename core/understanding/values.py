@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from core import lexicons as LEX
-from core import text as T
-from core.slots import GENERIC_NAME_WORDS, SlotType, extract, handle_value, person_name, validate
+from core.language import lexicons as LEX
+from core.language import text as T
+from core.workspace.slots import GENERIC_NAME_WORDS, SlotType, extract, handle_value, person_name, validate
 
 END = r"(?=\s*(?:,(?!\s*\d{4}\b)|;|\s(?:and|but|&|plus)\s|[.!?](?:\s|$)|$))"  # where a labelled value stops
 

@@ -1,4 +1,4 @@
-"""The HTTP API (core.api): turns, sessions and traces over JSON; auth, bad requests and conflicts.
+"""The HTTP API (core.server.api): turns, sessions and traces over JSON; auth, bad requests and conflicts.
 
 In-process tests drive the FastAPI app through its ASGI interface (Starlette's TestClient, a real
 HTTP exchange in memory); the last test starts ``python -m core serve`` with two worker processes
@@ -18,12 +18,12 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from core.api import create_app
-from core.bench_api import ApiServer
-from core.build import build_orchestrator
+from core.bench.api import ApiServer
+from core.engine.build import build_orchestrator
 from core.playground.workspaces import copy_workspace
-from core.retrieval import CachedEmbedder
-from core.store import open_state_store
+from core.retrieval.embedding import CachedEmbedder
+from core.server.api import create_app
+from core.state.sessions import open_state_store
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "examples" / "library_desk"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.__main__ import main
-from core.bench_memory import children, conversation, mapped, process_memory, status_memory, worker_pids
+from core.bench.memory import children, conversation, mapped, process_memory, status_memory, worker_pids
 from core.playground.workspaces import copy_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,8 +64,8 @@ def test_bench_memory_refuses_several_worker_counts() -> None:
 
 def test_serve_exports_the_model_before_its_workers_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no export anywhere, serve makes it in a process of its own: no worker loads torch to make it."""
-    from core.bench_api import ApiServer
-    from core.onnx_minilm import table_file
+    from core.bench.api import ApiServer
+    from core.retrieval.onnx_minilm import table_file
 
     copy_workspace(ROOT, tmp_path / "demo")
     monkeypatch.setenv("SOP_MODEL_CACHE", str(tmp_path / "models"))

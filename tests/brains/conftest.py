@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from core.brains.llm_client import LLMSettings
-from core.build import Workspace, build_orchestrator, load_workspace
-from core.memory import LocalPreferenceMemory
-from core.orchestrator import Orchestrator
-from core.retrieval import CachedEmbedder
-from core.store import open_state_store
+from core.engine.build import Workspace, build_orchestrator, load_workspace
+from core.engine.orchestrator import Orchestrator
+from core.retrieval.embedding import CachedEmbedder
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
+from core.understanding.brains.llm_client import LLMSettings
 from tests.brains.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,13 @@ from typing import Any
 
 import pytest
 
-from core.brains.cleaning import clean_reply, guess_language, strip_help_offers
-from core.brains.commands import (
+from core.engine.build import BRAINS, Workspace, build_orchestrator, slot_types
+from core.engine.grounding import ungrounded_facts
+from core.shared.errors import UserInputError
+from core.shared.models import MemoryEntry
+from core.sop.graph import Sop
+from core.understanding.brains.cleaning import clean_reply, guess_language, strip_help_offers
+from core.understanding.brains.commands import (
     Abstain,
     BranchPick,
     InvalidProposal,
@@ -21,17 +26,18 @@ from core.brains.commands import (
     check_value,
     check_wording,
 )
-from core.brains.hybrid import branch_is_sure
-from core.brains.llm_client import DEFAULT_OPENAI_MODEL, LOCAL_KEY, LLMSettings, parse_json_reply
-from core.brains.prompts import encode_node, estimate_tokens, memory_lines, referenced_keys, relevant_nodes
-from core.brains.usage import LLMUsage
-from core.build import BRAINS, Workspace, build_orchestrator, slot_types
-from core.errors import UserInputError
-from core.grounding import ungrounded_facts
-from core.models import MemoryEntry
-from core.slots import SlotType
-from core.sop.graph import Sop
+from core.understanding.brains.hybrid import branch_is_sure
+from core.understanding.brains.llm_client import DEFAULT_OPENAI_MODEL, LOCAL_KEY, LLMSettings, parse_json_reply
+from core.understanding.brains.prompts import (
+    encode_node,
+    estimate_tokens,
+    memory_lines,
+    referenced_keys,
+    relevant_nodes,
+)
+from core.understanding.brains.usage import LLMUsage
 from core.understanding.commands import Command as UnderstandingCommand
+from core.workspace.slots import SlotType
 
 
 def sop(ws: Workspace, sop_id: str) -> Sop:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.__main__ import main
-from core.build import Workspace
+from core.engine.build import Workspace
 from core.evaluation.synthetic import run_synthetic
 from tests.brains.conftest import SELLER
 from tests.brains.fake_openai import FakeOpenAI, abstain, chaos

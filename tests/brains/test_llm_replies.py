@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.build import Workspace
+from core.engine.build import Workspace
 from tests.brains.conftest import OrchFactory
 from tests.brains.fake_openai import FakeOpenAI, reading, wording
 

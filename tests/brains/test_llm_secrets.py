@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from core.brains.llm_client import LLMSettings
-from core.build import Workspace, build_orchestrator
-from core.memory import LocalPreferenceMemory
-from core.orchestrator import Orchestrator
-from core.redaction import install_log_redaction, redact
-from core.store import open_state_store
+from core.engine.build import Workspace, build_orchestrator
+from core.engine.orchestrator import Orchestrator
+from core.shared.redaction import install_log_redaction, redact
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
+from core.understanding.brains.llm_client import LLMSettings
 from tests.brains.fake_openai import FakeOpenAI, error
 
 MARKER = "sk-test-MARKER1234567890abcdef"

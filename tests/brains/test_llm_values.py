@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from core.build import Workspace, load_workspace
-from core.orchestrator import Orchestrator
-from core.retrieval import CachedEmbedder
+from core.engine.build import Workspace, load_workspace
+from core.engine.orchestrator import Orchestrator
+from core.retrieval.embedding import CachedEmbedder
 from tests.brains.conftest import OrchFactory
 from tests.brains.fake_openai import FakeOpenAI, Reply, abstain, reading, schema_name
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.build import Workspace
+from core.engine.build import Workspace
 from core.tools.gateway import ToolScript
 from tests.brains.conftest import OrchFactory
 from tests.brains.fake_openai import FakeOpenAI, Reply, command, content, error, pick, reading

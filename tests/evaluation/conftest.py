@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.build import Workspace, load_workspace
-from core.retrieval import CachedEmbedder
+from core.engine.build import Workspace, load_workspace
+from core.retrieval.embedding import CachedEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 SELLER = ROOT / "examples" / "seller_support"

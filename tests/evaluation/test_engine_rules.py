@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from core.build import load_workspace
-from core.orchestrator import search_query
-from core.retrieval import CachedEmbedder
-from core.testing import WorkspaceCache, run_file
-from core.workspace import Param, bind_params
+from core.engine.build import load_workspace
+from core.engine.orchestrator import search_query
+from core.evaluation.testing import WorkspaceCache, run_file
+from core.retrieval.embedding import CachedEmbedder
+from core.workspace.config import Param, bind_params
 
 SELLER = Path(__file__).resolve().parents[2] / "examples" / "seller_support"
 

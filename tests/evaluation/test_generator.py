@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.build import Workspace
+from core.engine.build import Workspace
 from core.evaluation import conditions as C
 from core.evaluation.generator import (
     END_COMPLETED,
@@ -21,7 +21,8 @@ from core.evaluation.generator import (
 from core.evaluation.inputs import InputSpec, Phrasebook
 
 EVALUATION = Path(__file__).resolve().parents[2] / "core" / "evaluation"
-BRAIN_MODULES = ("core.brains", "core.slots", "core.text", "core.agents", "core.orchestrator", "core.grounding")
+BRAIN_MODULES = ("core.understanding.brains", "core.workspace.slots", "core.language.text", "core.engine.flow",
+                 "core.engine.orchestrator", "core.engine.grounding")
 
 
 @pytest.mark.parametrize("module", ["generator.py", "inputs.py", "conditions.py", "data.py"])
@@ -129,7 +130,7 @@ LIBRARY = Path(__file__).resolve().parents[2] / "examples" / "library_desk"
 
 @pytest.fixture(scope="module")
 def library_ws(embedder) -> Workspace:  # type: ignore[no-untyped-def]
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
 
     return load_workspace(LIBRARY, embedder)
 
@@ -183,7 +184,7 @@ def test_a_listed_answer_leads_down_the_branch_that_names_it(embedder, tmp_path:
     generated answer names a value of the chosen branch; one said in the opening decides it unasked."""
     import shutil
 
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
 
     ws_dir = tmp_path / "ws"
     shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "telecom_care", ws_dir)
@@ -209,7 +210,7 @@ def test_steps_no_session_reaches_are_reported(embedder, tmp_path: Path) -> None
     """A step behind a condition no result can meet is named, not silently left out of the score."""
     import shutil
 
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
     from core.evaluation.generator import unexercised
 
     ws_dir = tmp_path / "ws"

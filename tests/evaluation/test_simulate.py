@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from core.__main__ import main
-from core.brains.llm_client import LLMSettings
-from core.build import Workspace, load_workspace
+from core.engine.build import Workspace, load_workspace
 from core.evaluation.personas import MANNERS, THAI_SCRIPT
 from core.evaluation.sim_llm import CUSTOMER_PROMPT, SIMULATOR
 from core.evaluation.simulate import CHECKS, SimulationReport, failing_tests, simulate
-from core.retrieval import CachedEmbedder
-from core.testing import WorkspaceCache, run_file
-from core.testspec import load_spec
+from core.evaluation.testing import WorkspaceCache, run_file
+from core.evaluation.testspec import load_spec
+from core.retrieval.embedding import CachedEmbedder
+from core.understanding.brains.llm_client import LLMSettings
 from tests.brains.fake_openai import FakeOpenAI, Reply, abstain, content, schema_name
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from core.__main__ import main
-from core.brains.base import Brain, Perception
-from core.build import Workspace, build_orchestrator
+from core.engine.build import Workspace, build_orchestrator
 from core.evaluation import run_synthetic
 from core.evaluation.generator import generate_sessions
 from core.evaluation.synthetic import SyntheticReport, format_report, run_plans
-from core.memory import LocalPreferenceMemory
 from core.sop.graph import Node, Sop
-from core.store import open_state_store
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
+from core.understanding.brains.base import Brain, Perception
 
 ROOT = Path(__file__).resolve().parents[2]
 SELLER = ROOT / "examples" / "seller_support"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.memory import PreferenceUpdate
-from core.memory.events import (
+from core.state.memory import PreferenceUpdate
+from core.state.memory.events import (
     FactIds,
     FactRecord,
     PreferenceEvent,

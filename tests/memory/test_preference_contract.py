@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from core.errors import UserInputError
-from core.memory import (
+from core.shared.errors import UserInputError
+from core.state.memory import (
     LocalPreferenceMemory,
     PreferenceEntry,
     PreferenceMemory,
@@ -46,7 +46,7 @@ def zep_memory(fake: FakeZep) -> MemoryFactory:
 
 def postgres_memory(directory: Path) -> PreferenceMemory:
     """The preferences table of a PostgreSQL state database (a real local server, a database per test)."""
-    from core.memory.postgres import PostgresPreferenceMemory
+    from core.state.memory.postgres import PostgresPreferenceMemory
     from tests.pg import database_url
 
     return PostgresPreferenceMemory(database_url(str(directory)))

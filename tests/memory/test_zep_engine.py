@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from core.build import Workspace, build_orchestrator
-from core.errors import UserInputError
-from core.memory import LocalPreferenceMemory, PreferenceMemory, ZepPreferenceMemory, open_preference_memory
-from core.orchestrator import Orchestrator
-from core.store import open_state_store
+from core.engine.build import Workspace, build_orchestrator
+from core.engine.orchestrator import Orchestrator
+from core.shared.errors import UserInputError
+from core.state.memory import LocalPreferenceMemory, PreferenceMemory, ZepPreferenceMemory, open_preference_memory
+from core.state.sessions import open_state_store
 from tests.memory.zep_fake import FakeZep
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ def test_build_picks_zep_when_a_key_is_set(apps: Instances, fake_zep: FakeZep,
 
 def test_without_a_key_the_zep_sdk_is_never_loaded(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZEP_")}
-    code = ("import sys; from core.memory import open_preference_memory as o; m = o(sys.argv[1]); "
+    code = ("import sys; from core.state.memory import open_preference_memory as o; m = o(sys.argv[1]); "
             "assert type(m).__name__ == 'LocalPreferenceMemory', m; assert 'zep_cloud' not in sys.modules")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from core.memory import PreferenceSummary, PreferenceUpdate, ZepPreferenceMemory
+from core.state.memory import PreferenceSummary, PreferenceUpdate, ZepPreferenceMemory
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(not os.environ.get("ZEP_API_KEY"),

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import UserInputError
-from core.memory import MemoryUnavailableError, PreferenceSummary, PreferenceUpdate, ZepPreferenceMemory
-from core.memory.events import EVENT_KIND
+from core.shared.errors import UserInputError
+from core.state.memory import MemoryUnavailableError, PreferenceSummary, PreferenceUpdate, ZepPreferenceMemory
+from core.state.memory.events import EVENT_KIND
 from tests.memory.zep_fake import FakeZep
 
 KEY = "test-key"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.playground import Playground
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import UserInputError
 from core.playground.changes import ChangeSet, apply_checked, backups, check_relpath, staged, undo_last
-from core.problems import Problem
+from core.shared.errors import UserInputError
+from core.shared.problems import Problem
 from tests.playground.conftest import snapshot
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from core.build import build_orchestrator, load_workspace
-from core.errors import UserInputError, WorkspaceError
+from core.engine.build import build_orchestrator, load_workspace
 from core.playground import Playground, create_workspace
 from core.playground.workspaces import copy_workspace
-from core.problems import errors
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError, WorkspaceError
+from core.shared.problems import errors
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-WORKSPACE"
 JSON_SOP = """{"id": "support.hello", "name": "Hello", "description": "d", "version": "1", "agent": "support",

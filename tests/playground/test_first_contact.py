@@ -9,8 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OPEN = """
 import sys
-from core.build import load_workspace
-from core.retrieval import SharedModel
+from core.engine.build import load_workspace
+from core.retrieval.embedding import SharedModel
 ws = load_workspace(sys.argv[1])
 print(len(ws.sops), SharedModel.ready())
 """

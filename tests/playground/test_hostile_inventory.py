@@ -12,12 +12,12 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from core.build import load_workspace
-from core.errors import WorkspaceError
+from core.engine.build import load_workspace
 from core.playground import Playground
 from core.playground.uploads import UploadError, read_inventory, stored_inventory
-from core.problems import errors
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import WorkspaceError
+from core.shared.problems import errors
 from core.tools.cells import formula_like, quoted, shown
 from core.tools.inventory import check_workbook, read_table
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.build import load_workspace
+from core.engine.build import load_workspace
 from core.playground import Playground
-from core.retrieval import CachedEmbedder, shared_model
+from core.retrieval.embedding import CachedEmbedder, shared_model
 
 MARK = "zanzibarite"  # a word only the uploaded document uses
 

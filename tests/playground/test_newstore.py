@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import UserInputError
 from core.playground import STARTERS, NewStore, Playground, create_store
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = b"# Opening hours\n\nThe shop on Harbour Lane opens every day from 8:00 to 20:00, holidays included.\n"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.errors import UserInputError
 from core.playground import Playground
 from core.playground.workspaces import copy_workspace
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError
 from tests.playground.conftest import snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

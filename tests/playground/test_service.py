@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from core.build import load_workspace
-from core.errors import UserInputError
+from core.engine.build import load_workspace
 from core.playground import Playground, create_workspace, suggest_mapping
 from core.playground.uploads import UploadError, read_inventory
-from core.problems import errors
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError
+from core.shared.problems import errors
 from tests.playground.conftest import snapshot
 from tests.playground.pdf import text_pdf
 

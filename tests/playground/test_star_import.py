@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.build import load_workspace
-from core.errors import UserInputError
+from core.engine.build import load_workspace
 from core.playground import Playground, create_workspace
-from core.problems import errors
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError
+from core.shared.problems import errors
 from tests.playground.conftest import snapshot
 from tests.star.support import FIXTURE, TASK
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import UserInputError
 from core.playground import Playground
+from core.shared.errors import UserInputError
 
 EDIT = ("    tell user nothing matched\n", "    say goodbye politely\n")
 

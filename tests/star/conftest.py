@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.build import Workspace, load_workspace
+from core.engine.build import Workspace, load_workspace
 from core.importers import import_star_task, write_import
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
 from tests.star.support import TASK
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from core.build import Workspace, build_orchestrator
+from core.engine.build import Workspace, build_orchestrator
+from core.engine.orchestrator import Orchestrator
 from core.importers.star_api import normalise
-from core.orchestrator import Orchestrator
 from core.tools.gateway import ToolScript
 
 

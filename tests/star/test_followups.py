@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from core.build import Workspace, build_orchestrator, load_workspace
+from core.engine.build import Workspace, build_orchestrator, load_workspace
+from core.engine.orchestrator import Orchestrator
 from core.importers import import_star_task, write_import
 from core.importers.star_api import normalise
-from core.models import GoalStatus
-from core.orchestrator import Orchestrator
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.models import GoalStatus
 from core.tools.gateway import ToolScript
 
 FIXTURE = Path(__file__).parent / "fixture2"
@@ -219,8 +219,8 @@ def test_when_will_it_be_calm_searches_the_next_days_until_a_result_is_calm(sea_
     assert "Thursday" in trace["reply"] and "Calm" in trace["reply"]
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: core/build.py result_values only reads option values from the "
-                                       "GAR's asks, so an output-only field (Sea) is unknown and 'calm' is not "
+@pytest.mark.xfail(strict=True, reason="engine bug: core/engine/build.py result_values only reads option values "
+                                       "from the GAR's asks, so an output-only field (Sea) is unknown and 'calm' is not "
                                        "read as the wanted value: the search stops at the first change (Choppy)")
 def test_when_will_it_be_calm_searches_for_an_output_only_field(orch: Orchestrator) -> None:
     _rough_monday(orch)

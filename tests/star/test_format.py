@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import UserInputError
 from core.importers.star_format import constraint_value, constraints, iter_dialogues, load_task, split_camel
+from core.shared.errors import UserInputError
 from tests.star.support import FIXTURE, TASK
 
 

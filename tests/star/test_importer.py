@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.build import Workspace, build_orchestrator, load_workspace
-from core.errors import UserInputError
+from core.engine.build import Workspace, build_orchestrator, load_workspace
 from core.importers import import_star_task, write_import
 from core.importers.star_api import MockApi, normalise
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError
 from tests.star.support import FIXTURE, TASK
 
 FILES = {"sops/library_renew.json", "gar.csv", "store.yaml", "star/library_renew.py", "star/library_renew.json"}

@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from core import text as T
-from core.slots import (
+from core.language import text as T
+from core.workspace.slots import (
     Vocabulary,
     cut_at_labels,
     extract,

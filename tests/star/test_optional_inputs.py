@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from core.build import Workspace, build_orchestrator, load_workspace
+from core.engine.build import Workspace, build_orchestrator, load_workspace
+from core.engine.orchestrator import Orchestrator
 from core.importers import import_star_task, write_import
 from core.importers.star_api import normalise
-from core.orchestrator import Orchestrator
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
 from core.tools.gateway import ToolScript
 
 TASK = Path(__file__).parent / "fixture3" / "tasks" / "bike_search"

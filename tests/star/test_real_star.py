@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from core.build import load_workspace
+from core.engine.build import load_workspace
 from core.importers import import_star_task, write_import
 from core.importers.star_flow import read_flow
 from core.importers.star_format import load_task
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
 from tests.star.support import REAL_STAR
 
 pytestmark = pytest.mark.skipif(not (REAL_STAR / "tasks").is_dir(), reason=f"no STAR data at {REAL_STAR}")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from core.__main__ import main
-from core.errors import UserInputError
 from core.evaluation.star import StarReport, evaluate_star, format_report
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import UserInputError
 from tests.star.support import FIXTURE
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from core import build_orchestrator
-from core.bench_processes import write_workspace
+from core.bench.processes import write_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = '''import os, signal
@@ -54,7 +54,7 @@ def test_a_change_made_before_a_crash_is_reported_and_not_made_twice(tmp_path: P
 
 SAVE_DIES = ("import os, signal, sys; sys.path.insert(0, sys.argv[1])\n"
              "from core import build_orchestrator\n"
-             "from core.store import SqliteStateStore\n"
+             "from core.state.sessions import SqliteStateStore\n"
              "class Dies(SqliteStateStore):\n"
              "    def save(self, *a, **k):\n"
              "        os.kill(os.getpid(), signal.SIGKILL)  # the process dies at the commit\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.bench_processes import run_processes
+from core.bench.processes import run_processes
 
 
 @pytest.mark.parametrize("store", ["sqlite", "postgres"])

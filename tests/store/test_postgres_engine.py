@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from core import build_orchestrator
-from core.build import Workspace
-from core.errors import SessionBusyError
-from core.store import open_state_store
-from core.store.postgres import MIGRATIONS, PostgresStateStore, migrate
+from core.engine.build import Workspace
+from core.shared.errors import SessionBusyError
+from core.state.sessions import open_state_store
+from core.state.sessions.postgres import MIGRATIONS, PostgresStateStore, migrate
 from tests.pg import database_url
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""One turn at a time per session, across threads and processes (core.store.locks), and what a
+"""One turn at a time per session, across threads and processes (core.state.sessions.locks), and what a
 customer sees when their message cannot be taken: a polite sentence, never an exception."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from core import build_orchestrator
-from core.bench_processes import run_processes, write_workspace
-from core.errors import SessionBusyError
-from core.replies import say
-from core.store import open_state_store
-from core.store.locks import FileSessionLocks, LocalSessionLocks
+from core.bench.processes import run_processes, write_workspace
+from core.language.replies import say
+from core.shared.errors import SessionBusyError
+from core.state.sessions import open_state_store
+from core.state.sessions.locks import FileSessionLocks, LocalSessionLocks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,7 +52,8 @@ def test_a_second_turn_waits_for_the_first_and_gives_up_after_its_wait(tmp_path:
 
 def test_a_killed_holder_never_leaves_the_session_locked(tmp_path: Path) -> None:
     locks = FileSessionLocks(tmp_path / "locks")
-    code = ("import sys, time; sys.path.insert(0, sys.argv[1]); from core.store.locks import FileSessionLocks\n"
+    code = ("import sys, time; sys.path.insert(0, sys.argv[1]);"
+            " from core.state.sessions.locks import FileSessionLocks\n"
             "with FileSessionLocks(sys.argv[2]).hold('s1', 5):\n    print('held', flush=True); time.sleep(60)")
     holder = subprocess.Popen([sys.executable, "-c", code, str(ROOT), str(tmp_path / "locks")],
                               stdout=subprocess.PIPE, text=True)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import EngineError, StateConflictError, UserInputError
-from core.models import SCHEMA_VERSION, Goal, Message, SessionState, Trace
-from core.store import SqliteStateStore, StateStore, open_state_store
+from core.shared.errors import EngineError, StateConflictError, UserInputError
+from core.shared.models import SCHEMA_VERSION, Goal, Message, SessionState, Trace
+from core.state.sessions import SqliteStateStore, StateStore, open_state_store
 
 StoreFactory = Callable[[Path], StateStore]
 
@@ -364,7 +364,7 @@ def test_open_state_store_hides_passwords() -> None:
 
 
 def test_an_unreachable_postgres_fails_at_once_naming_it_without_the_password() -> None:
-    from core.store.pgserver import free_port
+    from core.state.sessions.pgserver import free_port
 
     url = f"postgresql://bob:s3cret@127.0.0.1:{free_port()}/state"  # nothing listens there
     with pytest.raises(EngineError) as info:
@@ -393,8 +393,8 @@ def test_closed_store_raises_engine_error(tmp_path: Path) -> None:
 
 
 def test_retired_goals_are_saved_beside_the_session_and_left_out_of_load(state_store: StateStore) -> None:
-    from core.goals import with_retired
-    from core.store.base import whole_session
+    from core.state.sessions.base import with_retired
+    from core.state.sessions.base import whole_session
 
     state = make_state()
     state_store.save(state, expected_version=0)

@@ -48,9 +48,9 @@ def labelled() -> dict[Path, list[dict[str, Any]]]:
 
 
 def measure(workspace: Path, rows: list[dict[str, Any]]) -> Figures:
-    from core.build import build_orchestrator
-    from core.memory import LocalPreferenceMemory
-    from core.store import open_state_store
+    from core.engine.build import build_orchestrator
+    from core.state.memory import LocalPreferenceMemory
+    from core.state.sessions import open_state_store
 
     out = Figures(workspace.name if workspace.name != HERE.parents[1].name else "demo (repository root)")
     with tempfile.TemporaryDirectory() as tmp:

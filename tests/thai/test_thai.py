@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from core import text as T
-from core.brains.rule import asked_in, written_question
-from core.build import build_orchestrator
-from core.memory import LocalPreferenceMemory
-from core.render import item_line, render_items
-from core.replies import catalogue, reset_voice, say, use_voice
-from core.retrieval import TriggerWords
-from core.store import open_state_store
-from core.workspace import load_store_config
+from core.engine.build import build_orchestrator
+from core.language.render import item_line, render_items
+from core.language import text as T
+from core.language.replies import catalogue, reset_voice, say, use_voice
+from core.retrieval.embedding import TriggerWords
+from core.state.memory import LocalPreferenceMemory
+from core.state.sessions import open_state_store
+from core.understanding.brains.rule import asked_in, written_question
+from core.workspace.config import load_store_config
 from tests.thai.measure import labelled, measure
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ import pytest
 from pythainlp.tokenize import word_dict_trie, word_tokenize
 from pythainlp.util import Trie
 
-from core import lexicons as LEX
-from core.lexicons.thai_words import WordList, dictionary, thai_tokens
+from core.language import lexicons as LEX
+from core.language.lexicons.thai_words import WordList, dictionary, thai_tokens
 
 
 def test_prefixes_are_the_tries_shortest_first() -> None:
@@ -51,7 +51,7 @@ def test_the_engine_never_builds_pythainlps_trie() -> None:
     import sys
     from pathlib import Path
 
-    code = ("from core import text as T\n"
+    code = ("from core.language import text as T\n"
             "from pythainlp.tokenize import word_dict_trie\n"
             "assert T.tokens('อยากได้เมาส์ไร้สาย งบหมื่นห้าบาท')\n"
             "print(word_dict_trie.cache_info().currsize)\n")

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from core import build_orchestrator
-from core.bench_processes import write_workspace
-from core.orchestrator import Orchestrator
-from core.retrieval import CachedEmbedder
+from core.bench.processes import write_workspace
+from core.engine.orchestrator import Orchestrator
+from core.retrieval.embedding import CachedEmbedder
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.gateway import ToolGateway
-from core.workspace import AgentDecl, Param, ToolDecl
+from core.workspace.config import AgentDecl, Param, ToolDecl
 from tests.tools.jsonhttp import send_json
 
 OPEN = "I need to open a ticket"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.retrieval import DIM, CachedEmbedder
+from core.retrieval.embedding import DIM, CachedEmbedder
 
 
 class Counting:

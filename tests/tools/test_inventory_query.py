@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.errors import ToolError
+from core.shared.errors import ToolError
 from core.tools.inventory import Catalog, InventoryTool
 
 

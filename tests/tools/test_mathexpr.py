@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import ToolError
+from core.shared.errors import ToolError
 from core.tools.mathexpr import evaluate
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from core import build_orchestrator
-from core.build import load_workspace
-from core.replies import say
-from core.retrieval import CachedEmbedder
+from core.engine.build import load_workspace
+from core.language.replies import say
+from core.retrieval.embedding import CachedEmbedder
 from core.tools.gateway import ToolGateway
 from core.tools.mcp_client import close_all
 from core.tools.mcp_tools import McpTool
@@ -186,7 +186,7 @@ def test_a_save_checked_on_a_staged_view_reuses_the_workspaces_server(
 
 def _call_in_a_worker(ws: str, out: object) -> None:
     from core.tools.mcp_tools import build_mcp_tools
-    from core.workspace import load_workspace_files
+    from core.workspace.config import load_workspace_files
 
     files = load_workspace_files(ws)
     tools, _ = build_mcp_tools(files, set())

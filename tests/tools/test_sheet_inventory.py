@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from core.build import load_workspace
-from core.errors import WorkspaceError
-from core.retrieval import CachedEmbedder
+from core.engine.build import load_workspace
+from core.retrieval.embedding import CachedEmbedder
+from core.shared.errors import WorkspaceError
 from core.tools.inventory import Catalog, InventoryTool, load_catalog, sheet_catalog
 from core.tools.sheets import SheetFeed, SheetRef
-from core.workspace import InventoryDecl, load_store_config
+from core.workspace.config import InventoryDecl, load_store_config
 from tests.tools.sheets_fake import (
     LABEL,
     SHEET,

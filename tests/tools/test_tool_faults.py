@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from core import build_orchestrator
-from core.errors import WorkspaceError
+from core.shared.errors import WorkspaceError
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.gateway import ToolGateway
-from core.workspace import AgentDecl, Param, ToolDecl
+from core.workspace.config import AgentDecl, Param, ToolDecl
 
 SECRET = "sk-live-0123456789"
 
@@ -146,7 +146,7 @@ def test_a_python_tool_is_a_file_of_the_workspace_and_its_answer_is_bounded(tmp_
 
 
 def test_a_slow_post_runs_once_with_its_key_and_the_customer_is_told_plainly(server: str, tmp_path: Path) -> None:
-    from core.bench_processes import write_workspace
+    from core.bench.processes import write_workspace
 
     ws = write_workspace(tmp_path / "ws")
     yaml = (ws / "store.yaml").read_text(encoding="utf-8")
@@ -165,8 +165,8 @@ def test_a_slow_post_runs_once_with_its_key_and_the_customer_is_told_plainly(ser
 
 
 def test_the_engines_own_sentence_after_a_tool_fault_is_in_the_customers_language(tmp_path: Path) -> None:
-    from core.bench_processes import write_workspace
-    from core.replies import say
+    from core.bench.processes import write_workspace
+    from core.language.replies import say
 
     ws = write_workspace(tmp_path / "ws")
     (ws / "tools.py").write_text("import time\n\ndef open_ticket(issue):\n    time.sleep(1)\n    return {}\n",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from core.store.pgserver import free_port
+from core.state.sessions.pgserver import free_port
 from tests.conftest import PAID_SERVICES
 
 if TYPE_CHECKING:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from core.gar import GarIndex
 from core.playground.workspaces import copy_workspace
-from core.retrieval import CachedEmbedder
+from core.retrieval.embedding import CachedEmbedder
 from core.sop.canvas import Canvas, open_canvas
-from core.workspace import load_workspace_files
+from core.workspace.config import load_workspace_files
+from core.workspace.gar import GarIndex
 from tests.ui.browser import SHOTS, need_chromium, open_app, serve
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.domain.commerce import OFFERED, Commerce, offered
-from core.memory.base import PreferenceSummary
-from core.models import Goal
-from core.slots import SlotType, Vocabulary
-from core.workspace import CommerceDecl, load_store_config
+from core.shared.models import Goal
+from core.state.memory.base import PreferenceSummary
+from core.understanding.domain.commerce import OFFERED, Commerce, offered
+from core.workspace.config import CommerceDecl, load_store_config
+from core.workspace.slots import SlotType, Vocabulary
 
 VOCAB = Vocabulary(["Tent", "Stove"], ["Coleman", "MSR"], ["waterproof", "light"])
 

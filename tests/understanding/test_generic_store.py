@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.testing import WorkspaceCache, run_file
+from core.evaluation.testing import WorkspaceCache, run_file
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTDOOR = ROOT / "examples" / "outdoor"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core import build_orchestrator
-from core.orchestrator import Orchestrator
+from core.engine.orchestrator import Orchestrator
 
 STORE = """name: Drip Fix
 currency: GBP
@@ -161,7 +161,7 @@ def test_a_failing_handoff_tool_still_hands_over_and_says_so_plainly(tmp_path: P
 
 
 def test_a_handoff_naming_an_unknown_tool_is_a_lint_error(tmp_path: Path) -> None:
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
 
     ws = _desk(tmp_path / "ws", callback=False)
     (ws / "store.yaml").write_text(STORE + "handoff: desk.nowhere\n")
@@ -209,7 +209,7 @@ def _gas_desk(root: Path, form: str, *, tool: str = "") -> Path:
 @pytest.mark.parametrize("form", ["text", "json"])
 def test_a_handoff_step_reaches_the_team_through_the_tool_and_ends_the_procedure(tmp_path: Path, form: str) -> None:
     ws = _gas_desk(tmp_path / "ws", form, tool="enqueue")
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
 
     assert not [p for p in load_workspace(ws).problems if p.severity == "error"]
     desk = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
@@ -231,7 +231,7 @@ def test_a_handoff_step_reaches_the_team_through_the_tool_and_ends_the_procedure
 
 
 def test_a_handoff_step_without_a_tool_says_the_team_takes_over(tmp_path: Path) -> None:
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
 
     ws = _gas_desk(tmp_path / "ws", "text")
     problems = load_workspace(ws).problems

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from core import text as T
-from core.slots import Vocabulary, declared_type, extract, hints_per_slot, infer_type, shape_pattern, validate
+from core.language import text as T
 from core.sop.parse_json import parse_json_sop
 from core.understanding.values import blank, introduced_name, labelled_values, stated_default
+from core.workspace.slots import Vocabulary, declared_type, extract, hints_per_slot, infer_type, shape_pattern, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 V = Vocabulary()
@@ -183,7 +183,7 @@ def test_a_name_in_a_list_of_values_or_after_the_word_name_is_the_one_name_slot(
 
 
 def test_a_number_asked_in_a_unit_is_taken_when_said_with_that_unit(tmp_path: Path) -> None:
-    from core.build import load_workspace
+    from core.engine.build import load_workspace
 
     root = tmp_path / "ws"
     (root / "sops").mkdir(parents=True)
@@ -196,5 +196,5 @@ def test_a_number_asked_in_a_unit_is_taken_when_said_with_that_unit(tmp_path: Pa
     (root / "sops" / "read.json").write_text(json.dumps(sop), encoding="utf-8")
     st = load_workspace(root).types["m.read"]["reading"]
     assert st.unit == "kwh"
-    from core.slots import labelled_value
+    from core.workspace.slots import labelled_value
     assert labelled_value(st, "reading", "acct 55120934, meter says 14388 kwh") == 14388

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from core import build_orchestrator
-from core.goals import GoalOps
+from core.engine.goals import GoalOps
+from core.engine.orchestrator import Orchestrator, Turn
 from core.importers import import_star_task, write_import
-from core.memory.base import PreferenceSummary
-from core.models import SessionState, Trace
-from core.orchestrator import Orchestrator, Turn
+from core.shared.models import SessionState, Trace
+from core.state.memory.base import PreferenceSummary
 from core.understanding import Answer, CancelGoal, SetSlots, StartGoal
 from core.understanding.answers import AnswerReading
 from core.understanding.commands import Reading

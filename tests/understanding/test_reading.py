@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from core import build_orchestrator
-from core.lexicons import language_of, segment
-from core.orchestrator import Orchestrator
-from core.replies import languages, say
+from core.engine.orchestrator import Orchestrator
+from core.language.lexicons import language_of, segment
+from core.language.replies import languages, say
 from core.understanding import reading_lines, value_words
 
 CARE = Path(__file__).resolve().parents[2] / "examples" / "retail_care"

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from core.build import build_orchestrator, load_workspace
-from core.memory.local import LocalPreferenceMemory
-from core.store import open_state_store
+from core.engine.build import build_orchestrator, load_workspace
+from core.state.memory.local import LocalPreferenceMemory
+from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from core import build_orchestrator
+from core.engine.orchestrator import Orchestrator
 from core.importers import import_star_task, write_import
-from core.orchestrator import Orchestrator
 
 CABINS = Path(__file__).parent / "cabins"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core import text as T
-from core.slots import Vocabulary, extract, infer_type, labelled_text, validate
+from core.language import text as T
+from core.workspace.slots import Vocabulary, extract, infer_type, labelled_text, validate
 
 
 @pytest.mark.parametrize("message, value", [

@@ -1,0 +1,1 @@
+"""The command line (``python -m core ...``): each command reads its arguments and calls the parts below."""

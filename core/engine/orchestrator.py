@@ -1,0 +1,453 @@
+"""The orchestrator: loads state, perceives, schedules goals, runs agents, executes tools, commits."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Container
+from dataclasses import dataclass
+from typing import Any
+
+from core.engine.explain import explain
+from core.engine.flow import SpecialistAgent
+from core.engine.goals import GoalOps, retire_finished
+from core.engine.grounding import SourceNumbers, allowed_numbers, session_sources, ungrounded, ungrounded_facts
+from core.engine.processor import KB_TOOL, CommandProcessor, Turn
+from core.language import render
+from core.language import text as T
+from core.language.lexicons import language_names, language_of, readable
+from core.language.replies import reset_voice, say, use_voice
+from core.retrieval.embedding import one_vector_per_words
+from core.shared.errors import LLMUnavailableError, SessionBusyError, StateConflictError
+from core.shared.models import GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
+from core.sop.graph import Sop
+from core.state.memory.base import (
+    MemoryUnavailableError,
+    PreferenceMemory,
+    PreferenceSummary,
+    PreferenceUpdate,
+    apply_update,
+)
+from core.state.sessions.base import StateStore, whole_session
+from core.tools.gateway import ToolGateway, ToolScript
+from core.understanding import Command, Reading
+from core.understanding.brains.base import Brain, TurnContext, begin_turn, phrase
+from core.understanding.domain.commerce import OFFERED, Commerce
+from core.understanding.preferences import extract_preferences
+from core.understanding.rule_reader import ReadContext, RuleReader, search_query
+from core.workspace.slots import Vocabulary
+
+__all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "Settings", "Turn", "search_query"]
+
+log = logging.getLogger(__name__)
+MAX_CONFLICT_RETRIES = 3
+HISTORY_LIMIT = 40
+SLOW_LOCK_S = 0.05  # a wait for the session's previous turn from which the trace mentions it
+
+
+@dataclass
+class TurnOutcome:
+    """What one message led to (:meth:`Orchestrator.respond`)."""
+
+    reply: str
+    taken: bool = False  # committed; else nothing changed and the customer is asked to send it again
+    kind: str = ""  # why it was not taken: busy, conflict, llm_unavailable
+    state: SessionState | None = None  # the state the committed turn left
+    attempts: int = 0  # 1, or more when the turn was re-run after losing a commit race
+
+    @property
+    def turn(self) -> int | None:
+        return self.state.turn if self.state is not None else None
+
+
+@dataclass
+class Settings:
+    """Engine settings (store.yaml ``settings`` may override them)."""
+
+    max_steps_per_turn: int = 8
+    intent_threshold: float = 0.5
+    tool_timeout_s: float = 5.0
+    turn_wait_s: float = 20.0  # how long a message waits for the same session's previous turn
+
+
+class Orchestrator:
+    """The only component that loads/saves state, manages goals and executes tools."""
+
+    def __init__(self, *, workspace_id: str, sops: list[Sop], agents: dict[str, SpecialistAgent],
+                 sop_agent: dict[str, str], brain: Brain, gateway: ToolGateway, store: StateStore,
+                 memory: PreferenceMemory, vocab: Vocabulary, currency: str, settings: Settings,
+                 store_name: str = "", grounding_text: list[str] | None = None,
+                 commerce: Commerce | None = None, greeting: str = "", languages: tuple[str, ...] = (),
+                 aliases: dict[str, str] | None = None, polite_particle: str = "", handoff: str = "") -> None:
+        self.workspace_id = workspace_id
+        self.sops = {s.id: s for s in sops}
+        self.agents = agents
+        self.sop_agent = sop_agent
+        self.brain = brain
+        self.gateway = gateway
+        self.store = store
+        self.memory = memory
+        self.vocab = vocab
+        self.currency = currency
+        self.settings = settings
+        self.store_name = store_name
+        self.commerce = commerce
+        self.greeting = greeting
+        self.aliases = T.Aliases(aliases or {})
+        self.languages = languages
+        self.polite_particle = polite_particle  # how the store's Thai sentences close (ครับ / ค่ะ)
+        self.version = ""  # the workspace version answering, recorded in each trace (the playground sets it)
+        self._sop_text_numbers = allowed_numbers([s.source for s in sops] + list(grounding_text or []))
+        answers = next((a.env.answers for a in agents.values()), None)  # one reading of values, the agents' own
+        self.reader = RuleReader(self.sops, self._sop_agent, brain, commerce, answers)  # what a message says
+        self.processor = CommandProcessor(sops=self.sops, agent_of=self._sop_agent, gateway=gateway,
+                                          max_steps=settings.max_steps_per_turn, commerce=commerce, greeting=greeting,
+                                          handoff=handoff)
+        self.processor.before_change = lambda t, tool, args, key: self.store.note_side_effect(
+            t.state.session_id, t.state.turn, key, tool, args)
+
+    # ------------------------------------------------------------------ public API
+    def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
+                       script: ToolScript | None = None) -> str:
+        """Run one turn and return the reply (ARCHITECTURE.md §3)."""
+        return self.respond(session_id, text, customer_id, script=script).reply
+
+    def respond(self, session_id: str, text: str, customer_id: str | None = None, *,
+                script: ToolScript | None = None) -> TurnOutcome:
+        """Run one turn: the reply and, when the turn was committed, its number and the state it left
+        (``taken`` False: the customer is asked to send the message again and nothing changed)."""
+        started = time.perf_counter()
+        cleaned = _sanitise(text)
+        text = cleaned[:MAX_MESSAGE_CHARS]
+        cut = len(cleaned) if len(cleaned) > MAX_MESSAGE_CHARS else 0
+        try:
+            with self.store.session_lock(session_id, self.settings.turn_wait_s) as waited:
+                return self._run_turn(session_id, text, customer_id, script, cut, started, waited)
+        except SessionBusyError as exc:  # another turn of this session ran for too long: nothing changed
+            return TurnOutcome(self._not_now(session_id, said=text, kind="busy", why=str(exc)), kind="busy")
+
+    def _run_turn(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
+                  cut: int, started: float, waited: float) -> TurnOutcome:
+        """The turn under its session's lock: attempts (re-run from the stored state after a conflict, with
+        this turn's tool results reused) until one commits."""
+        cache: dict[str, list[ToolCall]] = {}
+        for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
+            try:
+                with one_vector_per_words():  # the message is embedded once, whoever reads its words
+                    turn = self._attempt(session_id, text, customer_id, script, cache, cut)
+            except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
+                log.warning("session %s: turn abandoned: %s", session_id, exc)
+                return TurnOutcome(exc.chat_message, kind="llm_unavailable")
+            finally:
+                reset_voice()  # the turn's language stays with the turn
+            turn.trace.attempts = attempt
+            turn.trace.latency_ms = round((time.perf_counter() - started) * 1000, 2)
+            if waited >= SLOW_LOCK_S:
+                turn.trace.decisions.append(f"waited {waited:.2f}s for the session's previous turn")
+            expected = turn.state.version
+            turn.state.version += 1
+            retire_finished(turn.state)  # finished goals the next turns no longer read: kept beside the session
+            self._write_preferences(turn, text)  # before the commit: a crash between them never loses it
+            try:
+                self.store.save(turn.state, expected, turn.trace)
+            except StateConflictError as exc:
+                if attempt > MAX_CONFLICT_RETRIES:
+                    calls = [c.tool for runs in cache.values() for c in runs]
+                    return TurnOutcome(self._not_now(session_id, said=text, kind="conflict", why=str(exc),
+                                                     tool_calls=calls), kind="conflict")
+                continue
+            return TurnOutcome(turn.trace.reply, taken=True, state=turn.state, attempts=attempt)
+        raise AssertionError("unreachable")
+
+    def _not_now(self, session_id: str, *, said: str, kind: str, why: str, tool_calls: list[str] | None = None) -> str:
+        """A turn that could not run or commit: the customer is asked to send the message again, and the
+        session's incidents say what happened (the session itself is unchanged)."""
+        log.warning("session %s: turn not taken (%s): %s", session_id, kind, why)
+        try:
+            self.store.note_incident(session_id, kind, {"message": said[:500], "why": why,
+                                                        "tool_calls": tool_calls or []})
+        except Exception as exc:  # noqa: BLE001 - the reply matters more than the note
+            log.warning("session %s: incident not recorded: %s", session_id, exc)
+        return say("busy", language_of(said))
+
+    def close(self) -> None:
+        """Release the brain's connections (an LLM server's); the stores are closed by their owner."""
+        close = getattr(self.brain, "close", None)
+        if callable(close):
+            close()
+
+    def load_state(self, session_id: str) -> SessionState | None:
+        """The saved SessionState of a session, its retired goals included (None if unknown)."""
+        return whole_session(self.store, session_id)
+
+    def last_trace(self, session_id: str) -> dict[str, Any] | None:
+        """The trace of the latest committed turn."""
+        return self.store.last_trace(session_id)
+
+    def preferences(self, customer_id: str) -> dict[str, Any]:
+        """The preference summary agents receive (the last known one while the store is unreachable)."""
+        try:
+            return self.memory.summary(customer_id).model_dump()
+        except MemoryUnavailableError as exc:
+            return (exc.fallback or PreferenceSummary()).model_dump()
+
+    # ------------------------------------------------------------------ one attempt
+    def _attempt(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
+                 cache: dict[str, list[ToolCall]], cut: int = 0) -> Turn:
+        """One try at the turn (re-run from the stored state after a conflict). ``cut``: the length of a
+        message longer than MAX_MESSAGE_CHARS, of which only the first part is read (the reply says so)."""
+        state = self.store.load(session_id) or SessionState(session_id=session_id, workspace_id=self.workspace_id,
+                                                            customer_id=customer_id or "")
+        if customer_id and not state.customer_id:
+            state.customer_id = customer_id
+        state.turn += 1
+        cust = self._customer(state)
+        prefs, memory_notes = self._safe_summary(cust)
+        trace = Trace(session_id=session_id, turn=state.turn, user=text, version=self.version)
+        for left in self.store.unconfirmed_side_effects(session_id):  # a turn that ran a change but never committed
+            trace.decisions.append(f"an earlier attempt (turn {left['turn']}) called {left['tool']} "
+                                   f"{json.dumps(left['args'], default=str)} and never committed: it may have "
+                                   f"gone through (idempotency key {left['key']})")
+        said, text = text, self.aliases.apply(text)  # the store's own words for the customer's ("เมาส์" -> Mouse)
+        if text != said:
+            trace.decisions.append(f"read with the store's words: {text!r}")
+        update = extract_preferences(text, self.vocab)
+        prefs = apply_update(prefs, update)
+        begin_turn(self.brain, TurnContext(state, trace))
+        trace.memory = {"customer_id": cust, "summary": prefs.model_dump(), "update": update.model_dump(),
+                        **memory_notes}
+        active = state.active_goal
+        need_intents = not self.reader.clear_answer(active, text)
+        perception = self.brain.perceive(text, list(self.sops.values()), need_intents=need_intents)
+        trace.perception = perception.as_dict()
+        language = _language(said, state)
+        if self.languages and language not in self.languages:
+            language = self.languages[0]
+        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language))
+        use_voice(language, self.polite_particle)  # every sentence of the turn in the customer's language
+        if cut:
+            trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
+        state.history.append(Message(role="user", text=said, turn=state.turn))
+        before = {gid: dict(g.slots) for gid, g in state.goals.items()}
+        self._reconcile(t)
+        if readable(said, self.languages):
+            self._route(t)
+        else:  # written in a language the store does not take: say which it does, keep every goal as it is
+            trace.act = "unsupported_language"
+            names = language_names(self.languages)
+            t.messages.append(self._say(t, "unsupported_language", languages=" / ".join(names)))
+            if active is not None and active.next_question:
+                t.messages.append(active.next_question)
+        for goal in state.goals.values():
+            if not goal.sop_version and goal.type in self.sops:
+                goal.sop_version = self.sops[goal.type].version
+        reply = self._finish_reply(t)
+        if cut:  # after the grounding check: the limit is the engine's number, not a claim about the store
+            reply = f"{self._say(t, 'message_cut', limit=f'{MAX_MESSAGE_CHARS:,}')}\n\n{reply}"
+        state.history.append(Message(role="assistant", text=reply, turn=state.turn))
+        state.history = state.history[-HISTORY_LIMIT:]
+        state.updated_at = utcnow()
+        trace.reply = reply
+        trace.reading = t.reading.as_dict()
+        trace.stack_ops = t.ops.ops
+        trace.slots = _slot_changes(before, state)
+        trace.why = explain(trace.model_dump(mode="json"))
+        return t
+
+    def _reconcile(self, t: Turn) -> None:
+        """Bring open goals in line with SOPs edited since they started (the playground saves SOPs live).
+
+        A goal whose SOP is gone ends; a goal whose SOP changed restarts its walk at the
+        start node with its slots kept, so answered questions are not asked again.
+        """
+        for goal in t.state.goals.values():
+            if goal.status == GoalStatus.DONE or not goal.sop_version:
+                continue
+            sop = self.sops.get(goal.type)
+            if sop is None:
+                if goal.id == t.state.active_goal_id:
+                    t.ops.mark_done("sop removed")
+                else:
+                    goal.status = GoalStatus.DONE
+                    goal.outcome = "sop removed"
+                    t.state.goal_stack = [g for g in t.state.goal_stack if g != goal.id]
+                t.trace.decisions.append(f"goal {goal.type} ended: its SOP no longer exists")
+            elif goal.sop_version != sop.version:
+                goal.sop_version = sop.version
+                same_ask = next((n for n in sop.nodes.values() if goal.pending and n.asks
+                                 and {f.name for f in n.fills} & set(goal.missing)), None)
+                goal.attempts = {}
+                if same_ask is not None:  # the pending question still exists: the reply answers it
+                    goal.step = goal.pending = same_ask.id
+                    t.trace.decisions.append(f"goal {goal.type} moved to {same_ask.label!r}: its SOP changed")
+                else:
+                    goal.step, goal.pending = sop.start, None
+                    t.trace.decisions.append(f"goal {goal.type} restarted: its SOP changed (slots kept)")
+
+    def _customer(self, state: SessionState) -> str:
+        return state.customer_id or f"session:{state.session_id}"
+
+    def _safe_summary(self, customer_id: str) -> tuple[PreferenceSummary, dict[str, Any]]:
+        """Step 2: the customer's preference summary, and notes for ``trace.memory``.
+
+        Updates earlier turns could not write are retried first. A memory outage never
+        breaks a turn: the summary is then the store's last known one (or empty) and the
+        notes say what failed and how many updates still wait.
+        """
+        notes: dict[str, Any] = {"store": self.memory.label}
+        try:
+            retried = self.memory.retry_pending(customer_id)
+            if retried:
+                notes["retried_updates"] = retried
+        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
+            notes.update(error=str(exc), pending_updates=getattr(exc, "pending", 0))
+        try:
+            return self.memory.summary(customer_id), notes
+        except MemoryUnavailableError as exc:
+            notes.update(error=exc.message, pending_updates=exc.pending, summary_from="last known" if exc.fallback
+                         else "none")
+            return exc.fallback or PreferenceSummary(), notes
+        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
+            notes.update(error=f"{type(exc).__name__}: {exc}", summary_from="none")
+            return PreferenceSummary(), notes
+
+    # ------------------------------------------------------------------ reading, then acting
+    def _route(self, t: Turn) -> None:
+        """Read the message once into commands, then act on them (ARCHITECTURE.md §3a, docs/turn.md): a
+        model's checked commands when it read the message (made whole by the rule reader), else the rule
+        reader's. When the context drops every command a model read, the rules read the message."""
+        c = self._context(t)
+        commands: list[Command] = []
+        if t.perception.commands:
+            t.reading.reader = "model"
+            kept = self.processor.check(t, t.perception.commands)
+            if kept:
+                commands = self.reader.complete(kept, c)
+            else:
+                t.trace.decisions.append("every command the model read was dropped: the rules read the message")
+                t.reading.reader = "rules"
+        if t.reading.reader == "rules":
+            commands = self.reader.read(c)
+        self.processor.act(t, commands)
+
+    def _context(self, t: Turn) -> ReadContext:
+        """What the rule reader may know of this turn besides the message."""
+        state = t.state
+        active = state.active_goal
+        below = state.goals[state.goal_stack[-1]] if state.goal_stack else None
+        said = [m.text for m in state.history[:-1] if m.role == "assistant"]
+        return ReadContext(t.perception, active, t.reading, t.trace.decisions, self.settings.intent_threshold,
+                           just_finished=self.processor.just_finished(state),
+                           last=self.processor.last_completed(state), below=below,
+                           offered_more=bool(said) and T.offers_more(said[-1]),
+                           kb_tool=self.gateway.tools.get(KB_TOOL) is not None,
+                           kb_knows=lambda: self.processor.kb_knows(t, self.reader.doubt_query(t.perception, active)),
+                           kb_similarity=lambda: self.processor.kb_similarity(t, self.reader.doubt_query(t.perception,
+                                                                                                     active)),
+                           prepared=lambda sop: self.processor.prepared(state, sop))
+
+    def already_told(self, state: SessionState, sop: Sop) -> dict[str, Any]:
+        """What the customer already said in this session that a new goal of ``sop`` asks for
+        (:meth:`CommandProcessor.already_told`)."""
+        return self.processor.already_told(state, sop)
+
+    def _sop_agent(self, sop_id: str) -> SpecialistAgent | None:
+        """The agent that runs an SOP (None when no agent is mapped to it)."""
+        name = self.sop_agent.get(sop_id)
+        return self.agents.get(name) if name else None
+
+    @staticmethod
+    def _say(t: Turn, key: str, **values: Any) -> str:
+        """The engine's own sentence for a message intent, in the customer's language."""
+        return say(key, t.reading.language, **values)
+
+    # ------------------------------------------------------------------ reply and memory
+    def _finish_reply(self, t: Turn) -> str:
+        reply = "\n\n".join(m.strip() for m in t.messages if m and m.strip())
+        if not reply:
+            reply = self._say(t, "rephrase")
+        sources = session_sources(t.state) + [c.result for c in t.trace.tool_calls] + [{"computed": t.computed}]
+        allowed = SourceNumbers(sources, self._sop_text_numbers)
+        bad = ungrounded(reply, allowed)
+        t.trace.grounding = {"checked": True, "ungrounded": bad}
+        if bad:
+            t.trace.grounding["replaced"] = True
+            reply = self._grounded_fallback(t)
+        reply = self._worded(t, reply, allowed, sources)
+        if t.prefs.communication_style == "short":
+            reply = reply.replace("\n\n", "\n")
+        return reply
+
+    def _worded(self, t: Turn, draft: str, allowed: Container[float], sources: list[Any]) -> str:
+        """An LLM brain may word the reply for the customer (their language). The grounding guard is
+        code: a figure, id, email, link or menu path that neither the draft nor a tool result holds
+        sends the draft (the template answer built from the tool results) instead, and the trace says so."""
+        worded = phrase(self.brain, draft, ending=t.state.active_goal is None)
+        if not worded or worded == draft:
+            return draft
+        bad: list[Any] = [*ungrounded(worded, allowed), *ungrounded_facts(worded, [draft, *sources])]
+        t.trace.grounding["llm_reply"] = {"replaced": bool(bad), "ungrounded": bad}
+        if bad:
+            t.trace.grounding["llm_reply"]["text"] = worded
+            return draft
+        return worded
+
+    def _grounded_fallback(self, t: Turn) -> str:
+        for call in reversed(t.trace.tool_calls):
+            if call.ok and render.is_item_list(call.result):
+                return render.render_items(call.result, self.currency)
+            if call.ok and render.is_kb_hits(call.result):
+                return render.render_kb_answer(call.result)
+        goal = t.state.active_goal
+        return goal.next_question if goal and goal.next_question else self._say(t, "check_back")
+
+    def _write_preferences(self, t: Turn, text: str) -> None:
+        """Step 9 (just before the commit): write what the turn learned; an empty update is a no-op.
+
+        Written before the state is saved, so a crash between the two never loses a preference; the
+        turn's (session, turn) makes it once only: a turn re-run after a conflict, or the same message sent
+        again after a crash (the same turn number), finds it written and writes nothing. A failure never
+        breaks the turn; a store that queues updates (Zep) keeps this one and delivers it on a later turn
+        (``_safe_summary`` retries and notes it in that turn's trace).
+        """
+        update = PreferenceUpdate(**{k: v for k, v in t.trace.memory.get("update", {}).items()})
+        if update.is_empty():
+            return
+        try:  # the store writes a (session, turn) once
+            self.memory.write(self._customer(t.state), update, session_id=t.state.session_id, turn=t.state.turn,
+                              message=text)
+        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
+            log.warning("preference update of session %s turn %d not written now: %s", t.state.session_id,
+                        t.state.turn, exc)
+
+
+MAX_MESSAGE_CHARS = 4000
+
+
+def _slot_changes(before: dict[str, dict[str, Any]], state: SessionState) -> dict[str, dict[str, Any]]:
+    """The slot values a turn set or changed, per goal type (the engine's own keys left out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for gid, goal in state.goals.items():
+        old = before.get(gid, {})
+        changed = {k: v for k, v in goal.slots.items() if not k.startswith("_") and k != OFFERED
+                   and (k not in old or old[k] != v)}
+        if changed:
+            out.setdefault(goal.type, {}).update(changed)
+    return out
+
+
+def _sanitise(text: str) -> str:
+    """Strip control characters and bound the length of a customer message."""
+    cleaned = "".join(ch for ch in str(text) if ch.isprintable() or ch in "\n\t")
+    return cleaned.strip()
+
+
+def _language(said: str, state: SessionState) -> str:
+    """The language of a message, by its script; a message of nothing but names, ids and numbers in Latin
+    letters ("Samsung Galaxy A15", "SP-1002", "15000") keeps the conversation's language."""
+    for text in [said, *(m.text for m in reversed(state.history) if m.role == "user")]:
+        language = language_of(text)
+        if language != "en" or any(w in T.STOPWORDS or w in T.GENERAL_WORDS for w in T.words(text)):
+            return language
+    return "en"

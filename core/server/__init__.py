@@ -1,0 +1,1 @@
+"""The HTTP API: sessions and turns over JSON, served by worker processes."""

@@ -1,0 +1,225 @@
+"""Items: the opt-in module for stores that sell from an inventory.
+
+The engine itself knows no items, categories or brands. A store opts in by mapping an
+inventory in store.yaml (and, optionally, a ``commerce:`` section naming its roles):
+
+```yaml
+commerce:
+  search_tool: catalog.find            # the tool whose results are offered items (default inventory.query)
+  slots: {category: product_type, budget: max_spend, brand: maker}   # search role -> the SOPs' slot
+```
+
+When the store maps an inventory, the built-in search over it is registered under
+``search_tool``. With the module on:
+
+- the items a search showed become the goal's *offered items*: a slot whose answer is "one of
+  the recommended items" (type ``option``) is chosen among them by name, position or pronoun;
+- a question about them or about a category or brand the store carries ("is the second one in
+  stock?", "do you have webcams?") is answered from the inventory (:meth:`Commerce.read` reads
+  it, :meth:`Commerce.answer` answers it);
+- the customer's brand and feature preferences are passed to the search;
+- the SOP that searches the inventory is reachable by the store's own category names.
+
+Slot names are the author's: the search's roles (``category``, ``budget``, ``brand``, ...) are
+mapped onto them by ``commerce.slots``, so a renamed copy of a store behaves identically.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.language import lexicons as LEX
+from core.language import render
+from core.language import text as T
+from core.language.lexicons import phrases
+from core.language.replies import say
+from core.shared.models import Goal, ToolCall
+from core.sop.graph import Sop
+from core.state.memory.base import PreferenceSummary
+from core.workspace.config import CommerceDecl
+from core.workspace.slots import SlotType, Vocabulary, find_vocab, resolve_reference
+
+OFFERED = "offered_items"  # goal key (engine's own): the items the last search showed, compacted
+ITEM_FIELDS = ("sku", "name", "category", "brand", "price", "stock")
+
+
+@dataclass(frozen=True)
+class ItemQuestion:
+    """A question about offered items or the store's stock, read from the customer's words."""
+
+    evidence: str
+    sku: str = ""          # one offered item the customer points at ("the second one")
+    name: str = ""
+    category: str = ""     # or a category / brand the store carries ("any webcams?")
+    brand: str = ""
+
+
+def offered(goal: Goal | None) -> list[dict[str, Any]]:
+    """The items the goal's last search showed the customer (empty for stores without items)."""
+    if goal is None:
+        return []
+    items = goal.slots.get(OFFERED)
+    return list(items) if isinstance(items, list) else []
+
+
+def picked_offer(text: str, items: list[dict[str, Any]]) -> str | bool | None:
+    """The offered item a message picks by price ("the cheaper one", "เอาอันที่ถูกกว่า": ``cheaper`` and
+    ``pricier`` in the language files) or by a brand only one of them has ("เอา Samsung"), by name; False
+    for a plain no in any language ("ไม่เอาค่ะ": none of them); None when it picks none that way, asks
+    something ("Samsung กันน้ำไหม") or rules the brand out ("ไม่เอา Samsung"). Several offered items of the
+    brand: the customer narrows the search instead."""
+    if not items or T.is_question(text) or T.asks_about_item(text):
+        return None
+    spaced = LEX.segment(text.lower())
+    if T.yes_no(text) is False and not [w for w in T.words(T.NO.sub("", spaced, count=1))
+                                        if w not in LEX.phrases("particles")]:
+        return False  # "ไม่เอาค่ะ": none of them
+
+    def says(key: str) -> bool:
+        return bool(LEX.phrases(key)) and re.search(rf"{T.L0}(?:{LEX.alternation(key)}){T.L1}", spaced) is not None
+
+    cheaper, pricier = says("cheaper"), says("pricier")
+    chosen: dict[str, Any] | None = None
+    if cheaper != pricier:
+        priced = [i for i in items if isinstance(i.get("price"), int | float)]
+        if priced:
+            chosen = (min if cheaper else max)(priced, key=lambda i: float(i["price"]))
+    else:
+        brands = {str(i.get("brand") or "").lower() for i in items} - {""}
+        named = [b for b in brands if (m := re.search(rf"{T.L0}{re.escape(b)}{T.L1}", spaced))
+                 and T.excluded(spaced[: m.start()]) is None]
+        of_brand = [i for i in items if named and str(i.get("brand") or "").lower() == named[0]]
+        if len(named) == 1 and len(of_brand) == 1:
+            chosen = of_brand[0]
+    return str(chosen.get("name") or chosen.get("sku")) if chosen else None
+
+
+def left_after_ruling_out(text: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The offered items a message leaves when it rules some out by brand or name ("I don't like Razer",
+    "ไม่เอา Samsung") and picks none; every item when it rules none out."""
+    spaced = LEX.segment(text.lower())
+    out = []
+    for item in items:
+        names = {str(item.get("brand") or "").lower(), str(item.get("name") or "").lower()} - {""}
+        ruled = any(T.excluded(spaced[: m.start()]) is not None
+                    for n in names for m in re.finditer(rf"{T.L0}{re.escape(n)}{T.L1}", spaced))
+        if not ruled:
+            out.append(item)
+    return out
+
+
+def compact(item: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an item worth remembering between turns."""
+    return {k: item[k] for k in ITEM_FIELDS if k in item}
+
+
+class Commerce:
+    """The item behaviour of one store (see the module docstring)."""
+
+    def __init__(self, decl: CommerceDecl, vocab: Vocabulary, currency: str) -> None:
+        self.decl = decl
+        self.vocab = vocab
+        self.currency = currency
+        self._role_of = {slot: role for role, slot in decl.slots.items()}
+
+    @property
+    def search_tool(self) -> str:
+        return self.decl.search_tool
+
+    def searches(self, sop: Sop) -> bool:
+        """Whether an SOP runs the store's item search."""
+        return any(n.tool == self.search_tool for n in sop.nodes.values())
+
+    # ------------------------------------------------------------------ offered items
+    @staticmethod
+    def remember(goal: Goal, items: list[dict[str, Any]], shown: int) -> None:
+        goal.slots[OFFERED] = [compact(i) for i in items[:shown]]
+
+    @staticmethod
+    def forget(goal: Goal, types: dict[str, SlotType]) -> None:
+        """A changed search input: the offered items and the choice made among them no longer hold."""
+        goal.slots.pop(OFFERED, None)
+        for name, st in types.items():
+            if st.kind == "choice":  # "one of the recommended items"
+                goal.slots.pop(name, None)
+
+    # ------------------------------------------------------------------ search arguments
+    def search_args(self, args: dict[str, Any], accepted: set[str], prefs: PreferenceSummary,
+                    goal: Goal) -> dict[str, Any]:
+        """The SOP's slot values under the search's role names, plus the customer's standing preferences."""
+        out = {self._role_of.get(k, k): v for k, v in args.items()}
+        if "exclude_brands" in accepted and prefs.disliked_brands and "brand" not in out:
+            out["exclude_brands"] = list(prefs.disliked_brands)
+        if "prefer_brands" in accepted and prefs.preferred_brands:
+            out["prefer_brands"] = list(prefs.preferred_brands)
+        said = goal.slots.get(self.decl.slots.get("features", "features"))
+        features = (list(said) if isinstance(said, list) else []) + list(prefs.preferred_features)
+        if "features" in accepted and features:
+            out["features"] = list(dict.fromkeys(features))
+        if "in_stock" in accepted:
+            out.setdefault("in_stock", True)
+        return out
+
+    def features_said(self, text: str, labels: set[str]) -> dict[str, list[str]]:
+        """Attribute words of the store's items the customer used ("a wireless one"), under the features
+        role; words that label what the SOP asks for ("budget 35k") are not wishes."""
+        low = f" {' '.join(T.words(text))} "
+        found = [f for f in self.vocab.features if f" {f} " in low and f not in labels]
+        return {self.decl.slots.get("features", "features"): found} if found else {}
+
+    # ------------------------------------------------------------------ questions about items
+    def read(self, goal: Goal | None, text: str) -> ItemQuestion | None:
+        """An offered item the words point at, or a category/brand of the store they name; else None."""
+        items = offered(goal)
+        category = find_vocab(text, self.vocab.categories) or ""
+        brand = find_vocab(text, self.vocab.brands) or ""
+        other_category = bool(category) and all(str(i.get("category", category)).lower() != category.lower()
+                                                for i in items)
+        ref = resolve_reference(text, items) if items and not other_category else None
+        if ref is not None and ref.get("sku"):
+            return ItemQuestion(text, sku=str(ref["sku"]), name=str(ref.get("name") or ""))
+        if category or brand:
+            return ItemQuestion(text, category=category, brand=brand)
+        return None
+
+    def answer(self, q: ItemQuestion, call: Callable[[str, dict[str, Any]], ToolCall], language: str) -> str:
+        """Look the item(s) up with the search tool and say what the inventory holds."""
+        if q.sku:
+            result = call(self.search_tool, {"sku": q.sku})
+            if not (result.ok and result.result):
+                return say("item_check_failed", language)
+            item = result.result[0]
+            stock = item.get("stock")
+            price = (say("item_price", language, price=T.format_money(float(item["price"]), self.currency))
+                     if "price" in item else "")
+            key = "item_in_stock" if stock and float(stock) > 0 else "item_out_of_stock"
+            return say(key, language, name=item.get("name", q.name), stock=stock, price=price)
+        args: dict[str, Any] = {"in_stock": True, "limit": 3}
+        if q.category:
+            args["category"] = q.category
+        if q.brand:
+            args["brand"] = q.brand
+        result = call(self.search_tool, args)
+        if result.ok and result.result:
+            lines = "\n".join(f"- {render.item_line(i, self.currency)}" for i in result.result)
+            return say("items_in_stock", language, what=(q.category or q.brand).lower(), items=lines)
+        return say("out_of_stock_any" if result.ok else "stock_check_failed", language)
+
+    # ------------------------------------------------------------------ reaching the SOP
+    def triggers(self, sops: list[Sop]) -> dict[str, list[str]]:
+        """Trigger phrases from the store's own categories for the one SOP that searches the inventory.
+
+        SOP authors write triggers for the catalogue they know; when the inventory is replaced
+        (tents instead of mice), "recommend a tent" must still reach the SOP.
+        """
+        shopping = [s.id for s in sops if self.searches(s)]
+        if len(shopping) != 1:  # several product SOPs: their own triggers tell them apart
+            return {}
+        out = []
+        for cat in (c.lower() for c in self.vocab.categories):
+            plural = next((f for f in sorted(T.plural_forms(cat)) if f != cat), cat)
+            out += [p.format(c=cat, p=plural) for p in phrases("shopping_requests")]
+        return {shopping[0]: out}
