@@ -10,7 +10,7 @@ import pytest
 
 from core.engine.build import build_orchestrator, load_workspace
 from core.retrieval.embedding import CachedEmbedder
-from core.workspace.slots import extract
+from core.understanding.extract import extract
 
 GAR = """action,action_type,user_interaction_metadata,api,params
 ask the member for their name or card number,ask_user_input,your full name or library card ID,,{member}

@@ -21,9 +21,7 @@ from core.understanding.answers import GENERIC_KINDS, AnswerReader, AnswerReadin
 from core.understanding.brains.base import Brain
 from core.understanding.domain.commerce import Commerce
 from core.workspace.config import AgentDecl
-from core.workspace.slots import (
-    SlotType,
-)
+from core.workspace.slots import SlotType
 
 MAX_ATTEMPTS = 3
 

@@ -46,8 +46,9 @@ from core.understanding import (
 )
 from core.understanding.brains.base import Perception
 from core.understanding.domain.commerce import Commerce
+from core.understanding.mentions import find_option
 from core.understanding.signals import NOT_KEPT
-from core.workspace.slots import PERSONAL_KINDS, find_option
+from core.workspace.slots import PERSONAL_KINDS
 
 EXTERNAL_KNOWLEDGE = "seek external knowledge"  # the paper's action for answering a doubt from the KB
 

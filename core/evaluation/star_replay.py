@@ -46,7 +46,8 @@ from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
 from core.state.sessions.locks import LocalSessionLocks
 from core.tools.gateway import ToolScript
-from core.workspace.slots import ISO_DATE, SlotType, extract
+from core.understanding.extract import extract
+from core.workspace.slots import ISO_DATE, SlotType
 
 GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE = "hello", "anything_else", "goodbye_1", "out_of_scope"
 """STAR's labels shared by every task (its README: wizards use them even where a chart names its own)."""

@@ -23,19 +23,17 @@ from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.understanding.brains.base import Brain, proposed_values
 from core.understanding.domain.commerce import left_after_ruling_out, offered, picked_offer
-from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
-from core.workspace.slots import (
-    SlotType,
+from core.understanding.extract import extract, labelled_value
+from core.understanding.mentions import (
     correction_value,
     cut_at_labels,
-    extract,
     handle_value,
     labelled_text,
-    labelled_value,
     option_mentions,
     route_value,
-    validate,
 )
+from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
+from core.workspace.slots import SlotType, validate
 
 REMEMBERED = "_remembered"
 """Goal slot holding the remembered defaults offered: ``{slot: {"min": low|None, "max": high}}``, or ``None``

@@ -42,6 +42,7 @@ from core.understanding.commands import (
 from core.understanding.domain.commerce import Commerce
 from core.understanding.executor import FlowExecutor
 from core.understanding.go_back import go_back_target
+from core.understanding.mentions import find_option
 from core.understanding.signals import (
     CLEAR_MARGIN,
     LOW_INTENT,
@@ -65,7 +66,7 @@ from core.understanding.signals import (
     subjects,
     what_stands,
 )
-from core.workspace.slots import IDENTIFYING_KINDS, find_option
+from core.workspace.slots import IDENTIFYING_KINDS
 
 INTENT_MARGIN = 0.05  # a request for another SOP must score this much above the running one
 STRONG_INTENT = 0.75  # from here a score asks for an SOP whatever else the message does

@@ -13,7 +13,7 @@ from core.sop.graph import Node, Sop
 from core.understanding.brains.base import Perception
 from core.understanding.brains.rule import asked_subject
 from core.understanding.executor import FlowExecutor
-from core.workspace.slots import CHOOSE
+from core.understanding.extract import CHOOSE
 
 LOW_INTENT = 0.3  # with no goal active, an SOP under the threshold still starts when it is this close
 CLEAR_MARGIN = 0.1  # ... and this far ahead of every other SOP

@@ -19,7 +19,9 @@ from typing import Any
 
 from core.language import lexicons as LEX
 from core.language import text as T
-from core.workspace.slots import GENERIC_NAME_WORDS, SlotType, extract, handle_value, person_name, validate
+from core.understanding.extract import extract
+from core.understanding.mentions import handle_value, person_name
+from core.workspace.slots import GENERIC_NAME_WORDS, SlotType, validate
 
 END = r"(?=\s*(?:,(?!\s*\d{4}\b)|;|\s(?:and|but|&|plus)\s|[.!?](?:\s|$)|$))"  # where a labelled value stops
 

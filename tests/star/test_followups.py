@@ -220,8 +220,8 @@ def test_when_will_it_be_calm_searches_the_next_days_until_a_result_is_calm(sea_
 
 
 @pytest.mark.xfail(strict=True, reason="engine bug: core/engine/build.py result_values only reads option values "
-                                       "from the GAR's asks, so an output-only field (Sea) is unknown and 'calm' is not "
-                                       "read as the wanted value: the search stops at the first change (Choppy)")
+                                       "from the GAR's asks, so an output-only field (Sea) is unknown and 'calm' is "
+                                       "not read as the wanted value: the search stops at the first change (Choppy)")
 def test_when_will_it_be_calm_searches_for_an_output_only_field(orch: Orchestrator) -> None:
     _rough_monday(orch)
     trace = say(orch, "When will it be calm again?", sea(*WEEK))

@@ -7,17 +7,9 @@ from datetime import date
 import pytest
 
 from core.language import text as T
-from core.workspace.slots import (
-    Vocabulary,
-    cut_at_labels,
-    extract,
-    find_option,
-    infer_type,
-    labelled_text,
-    labelled_value,
-    listed_options,
-    person_name,
-)
+from core.understanding.extract import extract, labelled_value
+from core.understanding.mentions import cut_at_labels, find_option, labelled_text, person_name
+from core.workspace.slots import Vocabulary, infer_type, listed_options
 
 CITIES = ["Los Angeles", "San Francisco", "New York City", "Pittsburgh"]
 HOURS = [f"{h} {m}" for m in ("am", "pm") for h in [12, *range(1, 12)]]

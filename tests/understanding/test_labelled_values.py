@@ -14,8 +14,9 @@ import pytest
 
 from core.language import text as T
 from core.sop.parse_json import parse_json_sop
+from core.understanding.extract import extract
 from core.understanding.values import blank, introduced_name, labelled_values, stated_default
-from core.workspace.slots import Vocabulary, declared_type, extract, hints_per_slot, infer_type, shape_pattern, validate
+from core.workspace.slots import Vocabulary, declared_type, hints_per_slot, infer_type, shape_pattern, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 V = Vocabulary()
@@ -196,5 +197,5 @@ def test_a_number_asked_in_a_unit_is_taken_when_said_with_that_unit(tmp_path: Pa
     (root / "sops" / "read.json").write_text(json.dumps(sop), encoding="utf-8")
     st = load_workspace(root).types["m.read"]["reading"]
     assert st.unit == "kwh"
-    from core.workspace.slots import labelled_value
+    from core.understanding.extract import labelled_value
     assert labelled_value(st, "reading", "acct 55120934, meter says 14388 kwh") == 14388

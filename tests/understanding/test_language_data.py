@@ -89,7 +89,7 @@ def test_every_phrase_of_every_language_file_is_a_valid_pattern() -> None:
     ("ไม่เอาแพง เอาถูก", "ถูก"),  # not the expensive one, the cheap one
 ])
 def test_an_option_the_customer_rules_out_is_not_chosen(text: str, chosen: str | None) -> None:
-    from core.workspace.slots import find_option
+    from core.understanding.mentions import find_option
 
     options = ["Cheap", "Moderate", "Expensive"] if text.isascii() else ["ถูก", "ปานกลาง", "แพง"]
     assert find_option(text, options) == chosen
@@ -102,7 +102,7 @@ def test_an_option_the_customer_rules_out_is_not_chosen(text: str, chosen: str |
     ("I want to book a van", None, None),  # "to book" names no place
 ])
 def test_a_stated_route_fills_the_start_and_end_slots(text: str, start: str | None, end: str | None) -> None:
-    from core.workspace.slots import route_value
+    from core.understanding.mentions import route_value
 
     assert route_value(text, "pickup_place") == start
     assert route_value(text, "destination") == end
@@ -119,13 +119,15 @@ def test_a_stated_route_fills_the_start_and_end_slots(text: str, start: str | No
     ("3", "IE", False, None),  # a bare number given unasked is no date
 ])
 def test_dates_in_their_written_forms(text: str, region: str, asked: bool, iso: str | None) -> None:
-    from core.workspace.slots import SlotType, extract
+    from core.understanding.extract import extract
+    from core.workspace.slots import SlotType
 
     assert extract(SlotType("travel_date", "date", region=region), text, asked=asked) == iso
 
 
 def test_a_birth_date_is_in_the_past() -> None:
-    from core.workspace.slots import SlotType, extract
+    from core.understanding.extract import extract
+    from core.workspace.slots import SlotType
 
     dob = SlotType("date_of_birth", "date")
     assert extract(dob, "9 December 1906", asked=True) == "1906-12-09"
@@ -133,7 +135,7 @@ def test_a_birth_date_is_in_the_past() -> None:
 
 
 def test_a_correction_gives_its_new_value_without_what_it_rules_out() -> None:
-    from core.workspace.slots import correction_value
+    from core.understanding.mentions import correction_value
 
     assert correction_value("sorry, I meant Spain, not Portugal") == "Spain"
     assert correction_value("actually make it the Old Mill instead of the Harbour") == "the Old Mill"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from core.language import text as T
-from core.workspace.slots import Vocabulary, extract, infer_type, labelled_text, validate
+from core.understanding.extract import extract
+from core.understanding.mentions import labelled_text
+from core.workspace.slots import Vocabulary, infer_type, validate
 
 
 @pytest.mark.parametrize("message, value", [

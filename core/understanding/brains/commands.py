@@ -46,15 +46,8 @@ from core.understanding.commands import (
     Unclear,
     value_words,
 )
-from core.workspace.slots import (
-    DECLINE,
-    IDENTIFYING_KINDS,
-    SlotType,
-    extract,
-    hints_per_slot,
-    resolve_reference,
-    validate,
-)
+from core.understanding.extract import DECLINE, extract, resolve_reference
+from core.workspace.slots import IDENTIFYING_KINDS, SlotType, hints_per_slot, validate
 
 # ---------------------------------------------------------------------------- wire schemas
 

@@ -16,7 +16,8 @@ from core.language import text as T
 from core.sop.graph import Node
 from core.understanding.brains.base import Perception
 from core.understanding.brains.rule import FILLER, NEGATION, RuleBrain
-from core.workspace.slots import SlotType, extract, validate
+from core.understanding.extract import extract
+from core.workspace.slots import SlotType, validate
 
 YES_NO = {"yes", "no", "true", "false", "y", "n"}
 

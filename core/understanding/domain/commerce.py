@@ -39,8 +39,10 @@ from core.language.replies import say
 from core.shared.models import Goal, ToolCall
 from core.sop.graph import Sop
 from core.state.memory.base import PreferenceSummary
+from core.understanding.extract import resolve_reference
+from core.understanding.mentions import find_vocab
 from core.workspace.config import CommerceDecl
-from core.workspace.slots import SlotType, Vocabulary, find_vocab, resolve_reference
+from core.workspace.slots import SlotType, Vocabulary
 
 OFFERED = "offered_items"  # goal key (engine's own): the items the last search showed, compacted
 ITEM_FIELDS = ("sku", "name", "category", "brand", "price", "stock")

@@ -1,0 +1,314 @@
+"""Where a message names things: a listed option or a store word (typos allowed), a person's name, an account
+handle, a value after its label, a route's places, the corrected value in "no, I meant ..."."""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+
+from core.language import lexicons as LEX
+from core.language import text as T
+from core.workspace.slots import GENERIC_NAME_WORDS, HANDLE
+
+
+def find_vocab(message: str, vocab: list[str]) -> str | None:
+    """The vocabulary entry a message names (plurals and small typos allowed), longest first; else the
+    first entry of one word a word of the message misspells."""
+    low = " " + " ".join(T.words(message)) + " "
+    entries = tuple(vocab)
+    longest_first, one_word = _vocab_forms(entries)
+    for entry, forms in longest_first:
+        if any(f" {form} " in low for form in forms):
+            return entry
+    first = min((i for w in T.words(message) if w not in T.STOPWORDS
+                 if (i := _first_misspelt(w, entries)) is not None), default=None)
+    return one_word[first][0] if first is not None else None
+
+
+@lru_cache(maxsize=256)
+def _vocab_forms(vocab: tuple[str, ...]) -> tuple[tuple[tuple[str, frozenset[str]], ...],
+                                                  tuple[tuple[str, frozenset[str]], ...]]:
+    """A vocabulary's entries with their spellings: longest first, and those of one word in their order."""
+    forms = {entry: frozenset(T.plural_forms(entry)) for entry in vocab}
+    return (tuple((e, forms[e]) for e in sorted(vocab, key=len, reverse=True)),
+            tuple((e, forms[e]) for e in vocab if " " not in e))
+
+
+@lru_cache(maxsize=65536)  # a word is compared with a vocabulary once, not every turn it is said
+def _first_misspelt(word: str, vocab: tuple[str, ...]) -> int | None:
+    """The index among the one-word entries of the first one ``word`` is a typo or slip of."""
+    for i, (_entry, forms) in enumerate(_vocab_forms(vocab)[1]):
+        if (len(word) >= 5 and any(T.alike(word, f, 0.84) for f in forms)) or any(T.is_slip(word, f) for f in forms):
+            return i
+    return None
+
+
+def find_all_vocab(message: str, vocab: list[str]) -> list[str]:
+    """Every vocabulary entry a message names (exact word forms)."""
+    low = " " + " ".join(T.words(message)) + " "
+    return [e for e in vocab if any(f" {f} " in low for f in T.plural_forms(e))]
+
+
+@cache
+def _frames(slot: str) -> re.Pattern[str]:
+    """The lead-ins and frames of a short answer to the question for ``slot`` (compiled once per slot)."""
+    said = r"\s+".join(re.escape(w) for w in T.words(slot.replace("_", " ")) if w not in GENERIC_NAME_WORDS) or "x^"
+    frames = "|".join(f.replace("{slot}", f"(?:{said})") for f in LEX.phrases("value_frames"))
+    fillers = LEX.alternation("lead_filler")
+    return re.compile(rf"^(?:(?:{fillers})\b[\s,.!]*)*(?:(?:{frames})\b[\s:,]*)?", re.I)
+
+
+def correction_value(message: str) -> str | None:
+    """The new value a correction gives ("sorry, I meant Spain, not Portugal" -> "Spain"): the words
+    after the correction phrase, without what the customer rules out; None when nothing is left."""
+    m = T.CORRECTION.search(message)
+    if m is None:
+        return None
+    rest = message[m.end():].lstrip(" ,.:;!")
+    while (more := T.CORRECTION.match(rest)) is not None:  # "actually, make it ..."
+        rest = rest[more.end():].lstrip(" ,.:;!")
+    rest = re.split(rf"[,;]?\s*\b(?:{LEX.alternation('excludes')})\b", rest, maxsplit=1, flags=re.I)[0]
+    rest = unframed(rest.strip(" ,.:;!?"), "")
+    value = rest.strip(" ,.:;!?'\"")
+    return value if T.words(value) and len(T.words(value)) <= 8 and not T.is_judgement(value) else None
+
+
+def unframed(message: str, slot: str) -> str:
+    """A short answer without the words around it: "sorry, it's asanders122" -> "asanders122", "my
+    username is mlopez" -> "mlopez" (lead-ins and frames from the language files)."""
+    text = message.strip()
+    rest = _frames(slot).sub("", text, count=1).strip(" .!,")
+    return rest if T.words(rest) else text
+NAME_LEAD = re.compile(r"^(?:(?:yes|yeah|yep|sure|of course|ok|okay|hi|hello|hey|certainly|right)\b[\s,.!]*)*"
+                       r"(?:(?:my|the) (?:full |first |last )?name(?: is|'s)|name(?: is|'s|:)|it'?s|it is|this is|"
+                       r"i am|i'?m|im|call me)\s+", re.I)
+NAME_SAID = re.compile(r"\b(?i:my (?:full )?name is|my name'?s|this is|i am|i'?m|call me)\s+"
+                       r"([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})")
+NAME_GIVEN = re.compile(r"\b(?i:it'?s|it is)\s+([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){0,2})")  # asked only
+PRONOUNS = frozenset({"he", "she", "her", "his", "him", "they", "them", "their", "i", "me", "we", "us"})
+
+
+def _option_pattern(option: str) -> re.Pattern[str]:
+    """An option's words in order with any spacing or punctuation between ("1pm" ~ "1 pm", "Cactus-Club")."""
+    ws = T.words(T.normalise_clock(option))
+    return re.compile(r"(?<![\w])" + r"[\s\-_.,']*".join(re.escape(w) for w in ws) + r"(?![\w])", re.I)
+
+
+def find_option(message: str, options: list[str], *, loose: bool = False) -> str | None:
+    """The listed option a message names, earliest in the message first ("Legume or Lucca" -> Legume).
+
+    Exact words (spacing and clock spellings aside) first; then the initials of a multi-word option
+    written in capitals ("NYC"); then the leading words of an option without its last word ("New
+    York" -> "New York City", "Cactus" -> "Cactus Club") when only one option starts so; then, when
+    ``loose`` (the question asked for it), a small typo of a one-word option.
+    """
+    text = T.normalise_clock(LEX.segment(message))
+    found = [(m.start(), -len(o), o) for o in options for m in _option_pattern(o).finditer(text)]
+    if not found:
+        found = [(m.start(), 0, o) for o in options for m in [_initials(o, text)] if m]
+    if not found:
+        found = _leading_words(text, options)
+    chosen = [f for f in found if not _ruled_out(text, f[0], [g[0] for g in found])]  # "not moderate, a cheap one"
+    if chosen:
+        return min(chosen)[2]
+    if found or not loose:
+        return None
+    return _by_content_words(message, options) or find_vocab(message, options)
+
+
+def option_mentions(message: str, options: list[str]) -> list[str]:
+    """Every listed option a message names, in the order it names them ("from the 2nd until the
+    5th" -> ["2nd", "5th"]); where two options overlap, the longer one."""
+    text = T.normalise_clock(message)
+    said = [(m.start(), -len(o), m.end(), o) for o in options for m in _option_pattern(o).finditer(text)]
+    starts = [s[0] for s in said]
+    found = sorted(s for s in said if not _ruled_out(text, s[0], starts))
+    out: list[str] = []
+    end = -1
+    for start, _, stop, option in found:
+        if start >= end:
+            out.append(option)
+            end = stop
+    return out
+
+
+def _ruled_out(text: str, at: int, mentions: list[int]) -> bool:
+    """Whether the option mentioned at ``at`` is ruled out by the words just before it, with no other
+    option mentioned between them ("not expensive, a cheap one": only Expensive is ruled out)."""
+    start = T.excluded(text[:at])
+    return start is not None and not any(start <= m < at for m in mentions)
+
+
+def _by_content_words(message: str, options: list[str]) -> str | None:
+    """The one option whose content words the answer all uses, in any order and with other words between
+    ("I'll drop it off at the store" -> "drop off at a store")."""
+    said = {T.stem(w) for w in T.tokens(message)}
+    hits = [o for o in options if (need := {T.stem(w) for w in T.tokens(o)}) and need <= said]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _initials(option: str, text: str) -> re.Match[str] | None:
+    ws = [w for w in T.words(option) if w.isalpha()]
+    if len(ws) < 2:
+        return None
+    return re.search(rf"\b{''.join(w[0] for w in ws).upper()}\b", text)
+
+
+def _leading_words(text: str, options: list[str]) -> list[tuple[int, int, str]]:
+    out = []
+    for o in options:
+        ws = [w for w in T.words(o) if w not in T.STOPWORDS]
+        head = ws[:-1] if len(ws) > 1 else []
+        if not head or len(" ".join(head)) < 5:
+            continue
+        if sum(1 for other in options if [w for w in T.words(other) if w not in T.STOPWORDS][: len(head)] == head) > 1:
+            continue
+        m = re.search(r"(?<![\w])" + r"\W+".join(re.escape(w) for w in head) + r"(?:'?s)?(?![\w])", text, re.I)
+        if m:
+            out.append((m.start(), 0, o))
+    return out
+
+
+def person_name(message: str, *, asked: bool) -> str | None:
+    """A customer's own name: "Sure, it's Priya Raman" -> "Priya Raman". Unasked, only when the
+    message says so ("my name is Odile", "I'm Tomas Ek")."""
+    if not asked:
+        m = NAME_SAID.search(message)
+        return m.group(1) if m else None
+    said = NAME_SAID.search(message) or NAME_GIVEN.search(message)  # "Sure thing, it's Priya Raman"
+    if said:
+        return said.group(1)
+    rest = NAME_LEAD.sub("", message.strip()).strip(" .!,")
+    head = re.split(r"[.!?,;:]+(?:\s|$)|\s+(?:and|but)\s+", rest, maxsplit=1)[0].strip(" .!,")
+    name = head if 0 < len(T.words(head)) <= 4 else rest
+    # "let me sort out my login before that" is a sentence, not a name: a name has no more than four
+    # words and none of the language's function words; where the customer writes capitals, a name's
+    # own words are capitalised but for short particles ("Maria de la Cruz", not "Odile Fournier speaking")
+    cased = name != name.lower()  # "May Chen": capitalised words are the name's own
+    plain = [w for w in re.findall(r"[^\W\d_][\w'-]*", name) if not (cased and w[0].isupper())]
+    if name and len(T.words(name)) <= 4 and not set(T.words(name)) <= _not_names() \
+            and not any(w.lower() in T.STOPWORDS or (cased and len(w) > 3) for w in plain if len(w) > 1):
+        return name
+    return capitalised_name(message)
+
+
+@cache
+def _not_names() -> frozenset[str]:
+    """Words that are never a name: function words, interjections, yes words and greetings."""
+    return T.STOPWORDS | {w for key in ("lead_filler", "affirm", "greeting") for p in LEX.phrases(key)
+                          for w in p.split() if w.isalpha()}
+
+
+def capitalised_name(message: str) -> str | None:
+    """The first run of one to four capitalised words that are not the language's function words or
+    interjections: "Odile Fournier speaking" -> "Odile Fournier", "Zofia Nowak, spelled with a Z" -> "Zofia Nowak".
+    None in a message written all in lower case."""
+    skip = _not_names()
+    run: list[str] = []
+    for w in re.findall(r"[^\W\d_][\w'-]*|\S", message):
+        if w[0].isupper() and w.lower() not in skip and len(w) > 1:
+            run.append(w)
+        elif run:
+            break
+    return " ".join(run) if 0 < len(run) <= 4 else None
+
+
+def handle_value(message: str, slot: str) -> str | None:
+    """The account name in an answer: the one word shaped like one (letters with digits, dots or
+    underscores: "you can use fatima.chen1, thanks"), else the answer without its frame when one
+    word is left ("my username is mlopez"). None when no single word stands out."""
+    words = [w.strip(".,!?;:'\"()[]") for w in message.split()]
+    shaped = {w for w in words if "@" not in w and re.search(r"[^\W\d_]", w) and re.search(r"[\d._]", w.strip("._"))
+              and not T.is_question(w)}
+    if len(shaped) == 1:
+        return shaped.pop()
+    rest = unframed(message, slot).strip(" .!,'\"")
+    if len(rest.split()) == 1:
+        return rest
+    content = [w for w in rest.split() if w.lower().strip(".,!?:") not in T.STOPWORDS
+               and not HANDLE.fullmatch(w.strip(".,!?:"))]  # "my username is mlopez" for a login
+    return content[0].strip(".,!?") if len(content) == 1 else None
+
+
+LABEL_VALUE = r"\s*(?:is|was|are|were|:|=|-)\s*([^,;.!?]+?)(?=\s*(?:[,;.!?]|\band\b|\bbut\b|$))"
+
+
+def labelled_text(message: str, label_words: set[str]) -> str | None:
+    """A free-text answer the customer gives by naming its question ("my first school was Hillcrest",
+    "my childhood pet was Molly", "DOB: 12/12/2001"): the words after one of ``label_words`` and
+    "is"/"was"/":", up to the next punctuation or "and"."""
+    for word in sorted(label_words, key=len, reverse=True):
+        label = rf"\b{re.escape(word)}\w*(?:'s)?\b"
+        m = re.search(label + r"(?:\s+[a-z']+){0,2}?" + LABEL_VALUE, message, re.I) or \
+            re.search(label + r"\s*(\d[\d/.\-]*\d)", message, re.I)  # "DOB 20/02/1980"
+        if m and 0 < len(T.words(m.group(1))) <= 5 and not T.is_unable(m.group(1)) \
+                and not T.is_judgement(m.group(1)):
+            return (m.group(1) + _continued(message[m.end(1):])).strip(" '\"")
+    return None
+
+
+def _place_words(group: str) -> str:
+    """A place of up to six words, as a named group (it stops before "to", "then", "tomorrow" ...:
+    ``route_stops`` in the language files)."""
+    stops = LEX.alternation("route_stops") or "(?!x)x"
+    return rf"(?P<{group}>(?:the\s+)?[\w'&-]+(?:\s+(?!(?:{stops})\b)[\w'&-]+){{0,5}})"
+
+
+@cache
+def _route_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]] | None:
+    """A stated route ("from A to B"), a start alone and an end alone, from the language files (compiled
+    once: every free-text slot of every message is tried against them)."""
+    opens_from, opens_to = LEX.alternation("route_from"), LEX.alternation("route_to")
+    if not opens_from or not opens_to:
+        return None
+    pair = re.compile(rf"\b(?:{opens_from})\s+{_place_words('a')}\s+(?:to|{opens_to})\s+{_place_words('b')}", re.I)
+    return (pair, re.compile(rf"\b(?:{opens_from})\s+{_place_words('a')}", re.I),
+            re.compile(rf"\b(?:{opens_to})\s+{_place_words('a')}", re.I))
+
+
+def route_value(message: str, slot: str) -> str | None:
+    """The start or the end of a route the customer states ("a van from the Harbour to the Old Mill"),
+    for a free-text slot whose name says which it holds (``pickup_place``, ``destination``); None when the
+    name says neither or the message states no route."""
+    words = set(re.split(r"[_\W]+", slot.lower()))
+    start = bool(words & set(LEX.phrases("route_start_words")))
+    end = bool(words & set(LEX.phrases("route_end_words")))
+    patterns = _route_patterns()
+    if start == end or patterns is None:
+        return None
+    pair, start_only, end_only = patterns
+    found = pair.search(message)
+    if found:
+        return _place(found.group("a" if start else "b"))
+    m = (start_only if start else end_only).search(message)
+    return _place(m.group("a")) if m else None
+
+
+def _place(words: str) -> str | None:
+    place = re.sub(r"^the\s+", "", words.strip(" .,!?'\""), flags=re.I)
+    return place if place and not T.is_judgement(place) else None
+
+
+CLAUSE_START = re.compile(r"^(?:and|but|or|so|because|then|also|please|thanks|thank|i|i'm|i'd|i'll|we|you|it|it's|"
+                          r"my|the|this|that|can|could|would|will|is|are|do|does)\b", re.I)
+
+
+def _continued(rest: str) -> str:
+    """The rest of a labelled value that runs on past commas ("14 Elm Street, Springfield 01104"): parts
+    that do not start a clause of their own, up to the end of the sentence."""
+    out = ""
+    for m in re.finditer(r"\s*,\s*([^,;.!?]+)", rest):
+        if m.start() != len(out) or CLAUSE_START.match(m.group(1)):
+            break
+        out += m.group(0)
+    return out
+
+
+def cut_at_labels(answer: str, label_words: set[str]) -> str:
+    """A free-text answer without the part that answers another question by name: "Cooper and my
+    pet's name is Buddy" to the maiden-name question is "Cooper"."""
+    hits = [m.start() for w in label_words for m in [re.search(rf"\b{re.escape(w)}\w*\b", answer, re.I)] if m]
+    if not hits or min(hits) == 0:
+        return answer
+    head = re.sub(r"(?:[\s,;.]|\b(?:and|but|also|my|the|is|was)\b)*$", "", answer[: min(hits)], flags=re.I)
+    return head.strip() if [w for w in T.tokens(head) if w not in PRONOUNS] else ""
