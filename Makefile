@@ -2,7 +2,7 @@
 # Each creates the project-local environment .venv on first use (torch's CPU build first, then
 # requirements.txt, then the embedding model exported for ONNX Runtime) and reuses it afterwards; it is rebuilt
 # only when requirements.txt changes.
-.PHONY: run test e2e chat lint bench serve venv clean-venv
+.PHONY: run test layers e2e chat lint bench serve venv clean-venv
 
 PYTHON ?= python3.11
 VENV ?= .venv
@@ -22,7 +22,12 @@ run: $(VENV)/.model
 test: $(VENV)/.model
 	@scripts/need-chromium
 	@scripts/need-postgres
+	$(MAKE) --no-print-directory layers
 	$(PY) -m pytest
+
+# The parts of core/ import only the parts below them (.importlinter; docs/architecture.md).
+layers: $(VENV)/.ready
+	$(VENV)/bin/lint-imports --no-cache
 
 e2e: $(VENV)/.model
 	@scripts/need-chromium
