@@ -12,7 +12,7 @@ import pytest
 from core import build_orchestrator
 from core.engine.build import load_workspace
 from core.retrieval.embedding import CachedEmbedder
-from core.understanding.brains.rule import question_from_action
+from core.understanding.brains.questions import question_from_action
 
 LIBRARY = Path(__file__).resolve().parent.parent / "examples" / "library_desk"
 
@@ -142,7 +142,7 @@ def test_a_question_asking_several_values_fills_each_from_its_own_words(tmp_path
 def test_a_partial_answer_is_thanked_and_only_the_rest_asked_for() -> None:
     """The question for what is still missing names those values only, in the author's own words and
     hints; when the action does not list its values one by one, the whole question stays."""
-    from core.understanding.brains.rule import question_from_action
+    from core.understanding.brains.questions import question_from_action
 
     action, hint = "ask customer for their name, email and phone", "your full name, email address and phone number"
     assert question_from_action(action, hint) == "Could you please tell me your name, email and phone?"

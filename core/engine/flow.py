@@ -17,7 +17,8 @@ from core.sop.expr import TEMPLATE_REF, EvalError, evaluate, lookup, parse, path
 from core.sop.graph import Node, Sop
 from core.sop.progress import last_success
 from core.state.memory.base import PreferenceSummary
-from core.understanding.answers import GENERIC_KINDS, AnswerReader, AnswerReading, unknown
+from core.understanding.answer_shape import GENERIC_KINDS, unknown
+from core.understanding.answers import AnswerReader, AnswerReading
 from core.understanding.brains.base import Brain
 from core.understanding.domain.commerce import Commerce
 from core.workspace.config import AgentDecl

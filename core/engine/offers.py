@@ -6,7 +6,7 @@ preference summary knows their budget range, the question offers it, and a "yes"
 never by a particular workspace's wording. The offer is kept in the goal's slots under :data:`REMEMBERED` (so the
 grounding check sees where the figures came from, and a re-asked question keeps its offer);
 a declined offer is kept as ``None`` and not made again in that goal. Reading a reply to an offer lives in
-:mod:`core.understanding.answers` (``takes_offer``, ``accepted_value``).
+:mod:`core.understanding.remembered` (``takes_offer``, ``accepted_value``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from core.language import text as T
 from core.state.memory.base import PreferenceSummary
-from core.understanding.answers import REMEMBERED
+from core.understanding.remembered import REMEMBERED
 
 SPENDING = re.compile(r"\b(budget|spend|spending|afford|price range|max(imum)? price)\b", re.I)
 
@@ -48,7 +48,7 @@ def offer_question(slots: dict[str, Any], name: str, rng: tuple[float | None, fl
 
 def forget_offers(slots: dict[str, Any], names: list[str]) -> None:
     """The remembered defaults of these slots are not offered again in this goal: the customer said no to
-    them (:func:`core.understanding.answers.takes_offer` is False for the reply)."""
+    them (:func:`core.understanding.remembered.takes_offer` is False for the reply)."""
     offers = slots.get(REMEMBERED) or {}
     for name in names:
         if offers.get(name) is not None:

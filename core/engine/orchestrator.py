@@ -35,7 +35,9 @@ from core.understanding import Command, Reading
 from core.understanding.brains.base import Brain, TurnContext, begin_turn, phrase
 from core.understanding.domain.commerce import OFFERED, Commerce
 from core.understanding.preferences import extract_preferences
-from core.understanding.rule_reader import ReadContext, RuleReader, search_query
+from core.understanding.reading.context import ReadContext
+from core.understanding.reading.reader import RuleReader
+from core.understanding.signals import search_query
 from core.workspace.slots import Vocabulary
 
 __all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "Settings", "Turn", "search_query"]

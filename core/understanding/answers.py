@@ -19,25 +19,25 @@ from typing import Any
 
 from core.language import text as T
 from core.shared.models import Goal
-from core.sop.expr import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
-from core.understanding.brains.base import Brain, proposed_values
-from core.understanding.domain.commerce import left_after_ruling_out, offered, picked_offer
-from core.understanding.extract import extract, labelled_value
-from core.understanding.mentions import (
-    correction_value,
-    cut_at_labels,
-    handle_value,
-    labelled_text,
-    option_mentions,
-    route_value,
+from core.understanding.answer_shape import (
+    AHEAD_KINDS,
+    asks_ahead,
+    describes_more,
+    lone_number,
+    offer_picked,
+    own_mentions,
+    own_words,
+    topic_words,
+    unknown,
 )
+from core.understanding.brains.base import Brain, proposed_values
+from core.understanding.domain.commerce import offered
+from core.understanding.extract import extract, labelled_value
+from core.understanding.mentions import correction_value, cut_at_labels, handle_value, labelled_text, route_value
+from core.understanding.remembered import accepted_value, takes_offer
 from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
 from core.workspace.slots import SlotType, validate
-
-REMEMBERED = "_remembered"
-"""Goal slot holding the remembered defaults offered: ``{slot: {"min": low|None, "max": high}}``, or ``None``
-once declined (:mod:`core.engine.offers` makes the offers)."""
 
 
 @dataclass(frozen=True)
@@ -91,11 +91,11 @@ class AnswerReader:
             if st.kind == "text" and not T.tokens(text) and (
                     T.is_thanks(text) or T.is_greeting(text) or T.is_farewell(text)):
                 continue  # "thanks!" is not a name or a description
-            if st.describes and T.is_request(text) and not _describes_more(text, sop):
+            if st.describes and T.is_request(text) and not describes_more(text, sop):
                 continue  # "I need to open a ticket" again, to "describe the issue": asking, not describing
             val = extract(st, self._dated(st, rest), asked=True, candidates=offered(goal))
             if val is None and st.kind == "choice":
-                val = _offer_picked(rest, offered(goal))
+                val = offer_picked(rest, offered(goal))
             if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
                 labels = self._labels(sop)
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
@@ -105,7 +105,7 @@ class AnswerReader:
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
-        values = _own_words(_own_mentions(values, types, sop, text), types)
+        values = own_words(own_mentions(values, types, sop, text), types)
         listed = self._by_position(node, types, rest) if len(node.fills) > 1 and not named else {}
         if len(listed) > len(values):  # "55120934, 1011 AB" to "your account number and postcode"
             values = listed
@@ -194,7 +194,7 @@ class AnswerReader:
         the answer they give ("my first school was Hillcrest")."""
         if sop.id not in self._label_cache:
             asks = [n for n in sop.nodes.values() if n.asks and n.fills]
-            topics = {n.id: _topic_words(n) for n in asks}
+            topics = {n.id: topic_words(n) for n in asks}
             counts = Counter(w for ws in topics.values() for w in ws)
             self._label_cache[sop.id] = {p.name: {w for w in topics[n.id] if counts[w] == 1}
                                          for n in asks for p in n.fills}
@@ -214,7 +214,7 @@ class AnswerReader:
             return {}
         types = self.types(sop)
         ahead: dict[str, Any] = {}
-        for ask in _asks_ahead(sop, node):
+        for ask in asks_ahead(sop, node):
             for p in ask.fills:
                 st = types.get(p.name)
                 if st is None or st.kind not in AHEAD_KINDS or not unknown(goal, p.name) or p.name in ahead:
@@ -232,7 +232,7 @@ class AnswerReader:
             return []  # an SOP asked for with "I can't find my card" is about the lost card, not a refusal
         said = {T.singular(w) for w in T.words(text)}
         asks = [n for n in sop.nodes.values() if n.asks and n.fills]
-        topics = {n.id: _topic_words(n) for n in asks}
+        topics = {n.id: topic_words(n) for n in asks}
         counts = Counter(w for ws in topics.values() for w in ws)
         out: list[str] = []
         for n in asks:
@@ -276,7 +276,7 @@ class AnswerReader:
                 continue
             if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
                 said = whole.strip() if opening and st.describes and name not in goal.slots \
-                    and _describes_more(self.brain.correct(whole), sop) else \
+                    and describes_more(self.brain.correct(whole), sop) else \
                     name_given(text) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
@@ -289,8 +289,8 @@ class AnswerReader:
                 if not validate(st, val) and (st.kind == "phone" and st.region or st.kind == "digits"):
                     val = extract(st, text, asked=False)  # a phone number valid in the store's region, labelled or
                     #                                       not ("085 123 4567"), or a long code of its exact length
-                if not validate(st, val) and self._only_missing_number(goal, sop, name) and _lone_number(text):
-                    val = extract(st, str(_lone_number(text)), asked=True)
+                if not validate(st, val) and self._only_missing_number(goal, sop, name) and lone_number(text):
+                    val = extract(st, str(lone_number(text)), asked=True)
                 if validate(st, val):
                     found[name] = val
                 continue
@@ -301,7 +301,7 @@ class AnswerReader:
                 val = extract(st, corrected, asked=False)
             if validate(st, val):
                 found[name] = val
-        return _own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+        return own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
 
     def replaced_value(self, goal: Goal, sop: Sop, said: str, text: str) -> dict[str, Any]:
         """A correction that names the value it replaces ("make that the 14th, not the 12th"): the filled slot
@@ -349,130 +349,3 @@ class AnswerReader:
             if hit is not None:
                 out[name] = hit
         return out
-
-
-def _lone_number(text: str) -> str | None:
-    """The number a message gives on its own ("it could be 6612", "6612 or perhaps 7720": the first of
-    alternatives of one length), not one inside a date or an id."""
-    found = re.findall(r"(?<![\w/.:-])\d+(?![\w/:-]|\.\d)", text)
-    return found[0] if found and len({len(f) for f in found}) == 1 else None
-
-
-AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money", "date"})
-TOPIC_NOISE = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "right", "please", "could",
-                         "provide", "tell", "give", "share", "enter", "well", "also", "now"})
-
-
-def _topic_words(node: Node) -> set[str]:
-    """The words an ask is about: its slots' names, what a valid answer is, its question."""
-    text = " ".join([*(p.name.replace("_", " ") for p in node.fills), node.expects, node.message or node.text])
-    return {T.singular(w) for w in T.tokens(text.replace("'s", "")) if w.isalpha() and len(w) > 1} - TOPIC_NOISE
-
-
-def _asks_ahead(sop: Sop, node: Node, limit: int = 3) -> list[Node]:
-    """The next questions after a step, along the flow's main line (first branches), up to a tool call."""
-    out: list[Node] = []
-    seen: set[str] = set()
-    nid = node.next
-    while nid and nid not in seen and len(out) < limit:
-        seen.add(nid)
-        nxt = sop.nodes.get(nid)
-        if nxt is None or nxt.kind == "end" or "api_call" in nxt.kinds:
-            break
-        if nxt.asks:
-            out.append(nxt)
-        nid = nxt.branches[0].target if nxt.kind == "decision" and nxt.branches else nxt.next
-    return out
-
-
-def _describes_more(text: str, sop: Sop) -> bool:
-    """Whether an opening message describes something beyond asking for the SOP ("someone took $500
-    from my account", "when are you open?", not "I need to report a fraud on my account")."""
-    greeting = T.GREETING.match(text.strip())
-    text = text.strip()[greeting.end():] if greeting else text  # "good morning, ..." describes nothing yet
-    named = {T.stem(w) for w in T.tokens(sop.title)} | _request_words(sop)
-    rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS
-            and w not in REQUEST_WORDS and "'" not in w]  # "I'd like to submit a report"
-    return len(rest) >= DESCRIPTION_WORDS or (bool(rest) and T.is_question(text) and not T.is_request(text))
-
-
-DESCRIPTION_WORDS = 2
-
-
-def _request_words(sop: Sop) -> set[str]:
-    """The word stems most of an SOP's trigger examples share (at least two, and half of them): how
-    customers ask for the SOP ("bike" in a repair shop's), not what they describe ("brakes", "broken")."""
-    counts: dict[str, int] = {}
-    for trigger in sop.triggers:
-        for stem in {T.stem(w) for w in T.tokens(trigger)}:
-            counts[stem] = counts.get(stem, 0) + 1
-    return {stem for stem, n in counts.items() if n >= max(2, len(sop.triggers) / 2)}
-REQUEST_WORDS = frozenset("submit file make create raise lodge do like".split())
-
-
-def _offer_picked(text: str, items: list[dict[str, Any]]) -> str | bool | None:
-    """An offered item picked without its name: by price or by a brand only it has ("เอาอันที่ถูกกว่า",
-    "เอา Samsung"), or as the one left when the others are ruled out ("not the Razer" with two offered)."""
-    val = picked_offer(text, items)
-    if val is None:
-        left = left_after_ruling_out(text, items)
-        val = (left[0].get("name") or left[0].get("sku")) if len(left) == 1 < len(items) else None
-    return val
-
-
-def unknown(goal: Goal, name: str) -> bool:
-    return lookup(goal.slots, name) in (None, "")
-
-
-def _own_mentions(values: dict[str, Any], types: dict[str, SlotType], sop: Sop, text: str, *,
-                  drop_unplaced: bool = False) -> dict[str, Any]:
-    """Questions that list the same options ("arrival day", "departure day") each take the mention in
-    their own place, in the order the SOP asks them ("from the 2nd until the 5th": arrival 2nd,
-    departure 5th), not all the first one. ``drop_unplaced``: a slot whose place has no mention loses
-    its value (the message did not give it)."""
-    out = dict(values)
-    for name in values:
-        st = types.get(name)
-        if st is None or st.kind != "option":
-            continue
-        group = [n for n in sop.slot_names() if (o := types.get(n)) is not None and o.kind == "option"
-                 and o.vocab == st.vocab]
-        said = option_mentions(text, st.vocab)
-        if len(group) < 2 or len(said) < 2:
-            continue
-        place = group.index(name)
-        if place < len(said):
-            out[name] = said[place]
-        elif drop_unplaced:
-            out.pop(name)
-    return out
-
-
-GENERIC_KINDS = frozenset({"text", "name"})  # kinds that would take any words, a typed value's too
-
-
-def _own_words(values: dict[str, Any], types: dict[str, SlotType]) -> dict[str, Any]:
-    """One question asking several values ("your name and email"): each slot from its own words. A value
-    a typed slot took (an email, a phone, a date) is not also the name or the text of another slot."""
-    typed = [str(v).lower() for k, v in values.items() if k in types and types[k].kind not in GENERIC_KINDS
-             and isinstance(v, str)]
-    return {k: v for k, v in values.items() if not (k in types and types[k].kind in GENERIC_KINDS
-                                                    and isinstance(v, str) and typed
-                                                    and any(t in v.lower() for t in typed))}
-
-
-def takes_offer(text: str) -> bool | None:
-    """True when a reply accepts an offered default ("yes", "same as before"), False when it declines it,
-    None when neither."""
-    if T.SAME.search(text):
-        return True
-    return T.yes_no(text)
-
-
-def accepted_value(slots: dict[str, Any], name: str, text: str) -> float | None:
-    """The remembered value a reply accepts for a slot ("yes", "same as before"), else None."""
-    offer = (slots.get(REMEMBERED) or {}).get(name)
-    if offer is None or takes_offer(text) is not True:
-        return None
-    high = float(offer["max"])
-    return int(high) if high.is_integer() else high

@@ -1,4 +1,4 @@
-"""What single messages and values signal, for the rule reader (core.understanding.rule_reader): small
+"""What single messages and values signal, for the rule reader (core.understanding.reading): small
 judgements of one message or value against one SOP, goal or question, each a pure function."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from core.language import text as T
 from core.shared.models import Goal
 from core.sop.graph import Node, Sop
 from core.understanding.brains.base import Perception
-from core.understanding.brains.rule import asked_subject
+from core.understanding.brains.questions import asked_subject
 from core.understanding.executor import FlowExecutor
 from core.understanding.extract import CHOOSE
 

@@ -17,13 +17,10 @@ from core.understanding.brains.commands import (
     BranchPick,
     InvalidProposal,
     Reading,
-    ReadingScope,
     SlotValue,
     WireCommand,
     Wording,
     check_branch,
-    check_reading,
-    check_value,
     check_wording,
 )
 from core.understanding.brains.hybrid import branch_is_sure
@@ -35,7 +32,9 @@ from core.understanding.brains.prompts import (
     referenced_keys,
     relevant_nodes,
 )
+from core.understanding.brains.reading_checks import ReadingScope, check_reading
 from core.understanding.brains.usage import LLMUsage
+from core.understanding.brains.value_checks import check_value
 from core.understanding.commands import Command as UnderstandingCommand
 from core.workspace.slots import SlotType
 

@@ -8,7 +8,7 @@ import pytest
 
 from core.engine.offers import forget_offers, offer_question, remembered_range
 from core.state.memory import PreferenceSummary
-from core.understanding.answers import REMEMBERED, accepted_value, takes_offer
+from core.understanding.remembered import REMEMBERED, accepted_value, takes_offer
 
 RANGE = PreferenceSummary(budget_min=30000, budget_max=40000)
 

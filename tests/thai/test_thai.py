@@ -16,7 +16,7 @@ from core.language.replies import catalogue, reset_voice, say, use_voice
 from core.retrieval.embedding import TriggerWords
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
-from core.understanding.brains.rule import asked_in, written_question
+from core.understanding.brains.questions import asked_in, written_question
 from core.workspace.config import load_store_config
 from tests.thai.measure import labelled, measure
 

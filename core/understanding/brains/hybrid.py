@@ -15,7 +15,8 @@ from typing import Any
 from core.language import text as T
 from core.sop.graph import Node
 from core.understanding.brains.base import Perception
-from core.understanding.brains.rule import FILLER, NEGATION, RuleBrain
+from core.understanding.brains.conditions import FILLER, NEGATION
+from core.understanding.brains.rule import RuleBrain
 from core.understanding.extract import extract
 from core.workspace.slots import SlotType, validate
 

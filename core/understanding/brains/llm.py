@@ -42,12 +42,9 @@ from core.understanding.brains.commands import (
     ChooseBranch,
     InvalidProposal,
     Reading,
-    ReadingResult,
-    ReadingScope,
     Say,
     Wording,
     check_branch,
-    check_reading,
     check_wording,
 )
 from core.understanding.brains.hybrid import branch_is_sure, free_text_ask, social, typed_answer
@@ -62,6 +59,7 @@ from core.understanding.brains.prompts import (
     short,
     wording_messages,
 )
+from core.understanding.brains.reading_checks import ReadingResult, ReadingScope, check_reading
 from core.understanding.brains.rule import RuleBrain
 from core.understanding.commands import SmallTalk
 from core.understanding.domain.commerce import offered
