@@ -1,0 +1,106 @@
+"""The step loop: run a goal's SOP steps until the goal needs the customer, needs a tool, calls another SOP, or
+ends; and what one action step does (ask, request its tool, hand off, call, or say its message)."""
+
+from __future__ import annotations
+
+from core.engine.flow.asking import ask
+from core.engine.flow.contract import AgentEnv, AgentRunRequest, AgentRunResponse
+from core.engine.flow.decisions import decide
+from core.engine.flow.failures import count_attempt
+from core.engine.flow.messages import end, invited_values_given, step_message
+from core.engine.flow.moves import move, refresh_missing
+from core.engine.flow.replies import missing_way, pass_unanswered
+from core.engine.flow.search import SEARCH_KEY, search_on
+from core.engine.flow.tool_calls import apply_results, request_tool
+from core.language import text as T
+from core.shared.models import Goal, GoalStatus, MemoryEntry
+from core.sop.graph import Node, Sop
+from core.understanding.answer_shape import unknown
+
+
+def run_steps(env: AgentEnv, agent: str, req: AgentRunRequest) -> AgentRunResponse:
+    """Execute steps until the goal needs the customer, needs a tool, or ends. ``agent``: the agent's name
+    (the trace says which agent a tool was denied to)."""
+    goal, sop = req.goal, req.sop
+    resp = AgentRunResponse(language=req.language)
+    if req.tool_results:
+        apply_results(env, agent, goal, sop, req, resp)
+    steps = 0
+    while not resp.done and not resp.asked and not resp.tool_requests and not resp.call:
+        if goal.status == GoalStatus.DONE:
+            break
+        steps += 1
+        if steps > env.max_steps:
+            resp.decisions.append(f"stopped after {env.max_steps} steps this turn")
+            break
+        if SEARCH_KEY in goal.slots and search_on(env.types(sop), goal, sop, resp):
+            continue
+        node = sop.node(goal.step)
+        if node is not None:
+            resp.path.append(node.id)
+        if node is None or node.kind == "end":
+            end(goal, node, resp, "completed")
+            break
+        if node.kind == "decision":
+            decide(env, goal, sop, node, resp)
+            continue
+        take_action(env, goal, sop, node, req, resp)
+    refresh_missing(goal, sop)
+    return resp
+
+
+def take_action(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest,
+                resp: AgentRunResponse) -> None:
+    """Run an action step: an ask already answered (or that the customer cannot answer) is passed, else asked;
+    a tool is requested; a hand-off ends the goal; a call starts the called SOP; a message is said (or skipped
+    when another request waits, or it only invites values the customer already gave)."""
+    if node.asks:
+        missing = [p.name for p in node.fills if not p.optional and unknown(goal, p.name)]
+        if not missing and node.fills:
+            resp.decisions.append(f"skip {node.label!r}: already known")
+            known = {p.name: goal.slots.get(p.name) for p in node.fills if not unknown(goal, p.name)}
+            # remembered as answered: a decision right after it is judged on these values
+            goal.memory.append(MemoryEntry(action=node.label, observation=known, feedback="success",
+                                           turn=req.turn))
+            goal.step = node.next
+            return
+        if missing and set(missing) <= set(goal.unavailable) and missing_way(env.types(sop), sop, node):
+            resp.decisions.append(f"skip {node.label!r}: the customer said they cannot give it")
+            pass_unanswered(goal, node, "said before that they cannot give it", req.turn)
+            return
+        if "api_call" not in node.kinds:
+            ask(env, goal, sop, node, resp, req)
+            return
+    if "api_call" in node.kinds:
+        request_tool(env, goal, sop, node, req, resp)
+        return
+    if node.hands_off:  # the processor reaches the team (the store's hand-off tool); the goal ends here
+        resp.actions.append(node.label)
+        resp.handoff = node.text
+        goal.memory.append(MemoryEntry(action=node.label, observation="handed off", feedback="success",
+                                       turn=req.turn))
+        end(goal, node, resp, "handed_off")
+        return
+    if node.call:  # the called SOP runs as a goal of its own; this one goes on when it ends
+        if count_attempt(goal, node, resp):
+            resp.actions.append(node.label)
+            resp.call = node.call
+        return
+    if req.others_waiting and not node.tool and T.offers_more(node.message):
+        resp.decisions.append(f"skip {node.label!r}: another request is waiting")
+        goal.step = node.next
+        return
+    given = invited_values_given(goal, sop, node)
+    if given:  # "I can narrow the search by name, location, price or rating" after "a premium bike at the Harbour"
+        resp.decisions.append(f"skip {node.label!r}: the customer already gave {', '.join(given)}")
+        goal.step = node.next
+        return
+    if not count_attempt(goal, node, resp):
+        return
+    resp.actions.append(node.label)
+    msg = step_message(env, goal, sop, node, req.preferences, resp.computed)
+    if msg:
+        resp.messages.append(msg)
+    goal.memory.append(MemoryEntry(action=node.label, observation="done", feedback="success", turn=req.turn))
+    goal.attempts.pop(node.id, None)
+    move(goal, sop, node, node.next)
