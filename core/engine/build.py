@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from core.engine.flow import AgentEnv, SpecialistAgent
-from core.engine.orchestrator import Orchestrator, Settings
+from core.engine.orchestrator import Orchestrator
+from core.engine.settings import Settings, settings_from
 from core.language import text as T
 from core.retrieval.embedding import CachedEmbedder, Progress, SharedModel
 from core.shared.errors import UserInputError, WorkspaceError
@@ -410,10 +411,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     if llm_settings is not None and llm_settings.api_key != LOCAL_KEY:
         remember_secret(llm_settings.api_key)  # a key typed in the chat settings: masked like the environment's
     cfg = ws.files.config
-    settings = Settings(max_steps_per_turn=int(cfg.settings.get("max_steps_per_turn", 8)),
-                        intent_threshold=float(cfg.settings.get("intent_threshold", 0.5)),
-                        tool_timeout_s=float(cfg.settings.get("tool_timeout_s", 5.0)),
-                        turn_wait_s=float(cfg.settings.get("turn_wait_s", Settings.turn_wait_s)))
+    settings = settings_from(cfg.settings)
     state_dir = ws.files.state_dir()
     url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
     st = store or open_state_store(url)
