@@ -1,4 +1,7 @@
-"""The orchestrator: loads state, perceives, schedules goals, runs agents, executes tools, commits."""
+"""The orchestrator, the turn runner: loads state, perceives, has the message read, hands its commands to the
+command processor (``core.engine.processor``: goals, agents, tools), finishes the reply (``core.engine.replying``)
+and commits, re-running the turn after a conflict. The customer's preferences are read and written through
+``core.engine.preferences``; open goals follow edited SOPs through ``core.engine.sop_edits``."""
 
 from __future__ import annotations
 

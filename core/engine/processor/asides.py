@@ -121,10 +121,12 @@ class Asides:
             self.unclear(t)
 
     def unclear(self, t: Turn) -> None:
+        """Nothing to act on: say what the store can do."""
         t.trace.act = "capabilities"
         t.messages.append(say_to(t, "not_sure", capabilities=self.capabilities(t)))
 
     def capabilities(self, t: Turn | None = None) -> str:
+        """What the store can do (its SOPs' titles), as a sentence in the customer's language."""
         titles = [s.title[0].lower() + s.title[1:] for s in self.sops.values() if s.title]
         lang = t.reading.language if t is not None else "en"
         if not titles:

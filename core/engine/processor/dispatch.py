@@ -66,6 +66,7 @@ class CommandProcessor:
         return [c for c in commands if not self._refuse(t, c, active, commands)]
 
     def _refuse(self, t: Turn, c: Command, active: Goal | None, commands: list[Command]) -> bool:
+        """Whether the context rules a command out (dropped, with the reason)."""
         answers = any(isinstance(o, Answer) for o in commands)
         reason = ""
         if isinstance(c, Answer | CorrectSlot | GoBack | Skip | CancelGoal) and active is None \

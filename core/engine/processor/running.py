@@ -83,6 +83,7 @@ class GoalRunner:
         return ok
 
     def run_goal(self, t: Turn, goal: Goal) -> AgentRunResponse:
+        """Run one goal's steps through its agent, with the tool calls they ask for (at most ``max_steps`` rounds)."""
         sop = self.sops[goal.type]
         agent = self.agent_of(goal.type)
         if agent is None:
@@ -105,6 +106,7 @@ class GoalRunner:
 
     @staticmethod
     def collect(t: Turn, resp: AgentRunResponse, goal: Goal) -> None:
+        """Add what an agent's run said and did to the turn (messages, figures, trace)."""
         t.messages += resp.messages
         t.computed += resp.computed
         t.trace.actions += resp.actions
@@ -112,6 +114,7 @@ class GoalRunner:
         t.trace.decisions += resp.decisions
 
     def resume(self, t: Turn, goal: Goal) -> None:
+        """A goal comes back: announced, and run on unless it waits on its question."""
         if not self.announce_resume(t, goal):
             self.run_active(t)
 
@@ -134,6 +137,7 @@ class GoalRunner:
 
     @staticmethod
     def reprompt(t: Turn, goal: Goal) -> None:
+        """Ask a goal's pending question again."""
         if goal.next_question:
             t.messages.append(goal.next_question)
 
