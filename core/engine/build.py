@@ -8,14 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from core.engine.flow import AgentEnv, SpecialistAgent
-from core.engine.orchestrator import Orchestrator, Settings
+from core.engine.orchestrator import Orchestrator
+from core.engine.settings import Settings, settings_from
+from core.engine.slot_typing import gar_asks, gar_types, slot_types
+from core.engine.workspace_checks import (
+    cross_checks,
+    find_step,
+    inferred_types,
+    result_fields,
+    tool_users,
+    type_checks,
+)
 from core.language import text as T
 from core.retrieval.embedding import CachedEmbedder, Progress, SharedModel
 from core.shared.errors import UserInputError, WorkspaceError
 from core.shared.problems import Problem
 from core.shared.redaction import install_log_redaction, remember_secret
 from core.sop import Sop, load_sops
-from core.sop.load import called_by, calls_of
 from core.state.memory import PreferenceMemory, open_preference_memory
 from core.state.sessions import StateStore, open_state_store
 from core.tools.builtin_math import MathTool
@@ -27,19 +36,9 @@ from core.understanding.brains.base import Brain
 from core.understanding.brains.llm_client import LOCAL_KEY, LLMSettings
 from core.understanding.brains.rule import RuleBrain
 from core.understanding.domain.commerce import Commerce
-from core.workspace.config import DEFAULT_SEARCH_TOOL, Param, WorkspaceFiles, load_workspace_files, raise_on_errors
+from core.workspace.config import DEFAULT_SEARCH_TOOL, WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex
-from core.workspace.slots import (
-    IN_UNIT,
-    SlotType,
-    Vocabulary,
-    declared_type,
-    hints_per_slot,
-    infer_type,
-    listed_options,
-    type_label,
-    type_problem,
-)
+from core.workspace.slots import SlotType, Vocabulary, listed_options
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
 """The brains this build can run (``build_orchestrator(brain=...)``); "llm" and "hybrid" need an LLM endpoint."""
@@ -84,7 +83,7 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     sops, sop_problems = load_sops(files.sop_files(), gar)
     problems += sop_problems
     for text, (action, score) in gar.similarity_matches.items():
-        file, line = _find_step(sops, text)
+        file, line = find_step(sops, text)
         problems.append(Problem(file, line, "warning", f"step {text!r} matched GAR action {action!r} by "
                                                        f"similarity {score:.2f}"))
     tools: dict[str, Any] = {"math.evaluate": MathTool()}
@@ -107,7 +106,7 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
         problems += kb.problems
         tools[KB_TOOL] = KnowledgeBaseTool(kb)
     else:
-        users = _tool_users(files, sops, KB_TOOL)
+        users = tool_users(files, sops, KB_TOOL)
         if users:  # the built-in search exists with no articles yet: it finds nothing, and lint says so once
             tools[KB_TOOL] = KnowledgeBaseTool(KnowledgeBase([], files.root, emb))
             file, line, what = users[0]
@@ -127,130 +126,19 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
         problems += mcp_problems
         for name, tool in served.items():
             tools.setdefault(name, tool)
-    problems += _cross_checks(files, sops, tools)
-    problems += _result_fields(sops, tools)
+    problems += cross_checks(files, sops, tools)
+    problems += result_fields(sops, tools)
     vocab = Vocabulary(catalog.categories if catalog else [], catalog.brands if catalog else [],
                        sorted(catalog.feature_words()) if catalog else [])
     declares_columns = any(p.type.lower().startswith("column") for row in files.gar for p in row.params) or any(
         spec.lower().startswith("column") for sop in sops for spec in sop.slots.values())
     columns = catalog.column_values(files.config.inventory.columns if files.config.inventory else None) \
         if catalog is not None and declares_columns else None  # distinct values only where a type needs them
-    problems += _type_checks(files, sops, columns)
-    types = slot_types(sops, vocab, files.config.home_region, _gar_asks(files), _gar_types(files, columns), columns)
-    problems += _inferred_types(sops, types)
+    problems += type_checks(files, sops, columns)
+    types = slot_types(sops, vocab, files.config.home_region, gar_asks(files), gar_types(files, columns), columns)
+    problems += inferred_types(sops, types)
     report(1.0, "ready")
     return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types)
-
-
-def _gar_types(files: WorkspaceFiles, columns: dict[str, list[str]] | None) -> dict[str, tuple[str, str]]:
-    """Slot types gar.csv declares (``order_id:id``): name -> (type, where), the first usable one."""
-    out: dict[str, tuple[str, str]] = {}
-    for row in files.gar:
-        for p in row.params:
-            if p.type and not type_problem(p.type, columns):
-                out.setdefault(p.name, (p.type, f"gar.csv:{row.line}"))
-    return out
-
-
-def _type_checks(files: WorkspaceFiles, sops: list[Sop], columns: dict[str, list[str]] | None) -> list[Problem]:
-    """Declared slot types that cannot be used (an inventory column that does not exist, an unknown type in
-    an SOP's ``slots:``), and one slot declared as two different types in gar.csv."""
-    out: list[Problem] = []
-    first: dict[str, tuple[str, int]] = {}
-    for row in files.gar:
-        for p in row.params:
-            if not p.type:
-                continue
-            why = type_problem(p.type, columns or {})
-            if why and p.type.lower().startswith("column"):  # other bad types are reported with gar.csv itself
-                out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: slot {p.name!r}: {why}"))
-            seen = first.setdefault(p.name, (p.type, row.line))
-            if seen[0].replace(" ", "") != p.type.replace(" ", ""):
-                out.append(Problem("gar.csv", row.line, "warning", f"slot {p.name!r} is declared {p.type!r} here "
-                                   f"and {seen[0]!r} on line {seen[1]}; the first declaration is used"))
-    for sop in sops:
-        for name, spec in sop.slots.items():
-            why = type_problem(spec, columns or {})
-            if why:
-                out.append(Problem(sop.file, sop.slots_line, "error", f"slots: {name!r}: {why}"))
-    return out
-
-
-def _inferred_types(sops: list[Sop], types: dict[str, dict[str, SlotType]]) -> list[Problem]:
-    """An info line for every slot whose type was inferred, not declared: what it was read as and why."""
-    out: list[Problem] = []
-    for sop in sops:
-        own = set(sop.slot_names())  # the slots of SOPs it calls are reported where they are asked
-        for name, st in types.get(sop.id, {}).items():
-            if st.declared or name not in own:
-                continue
-            line = next((n.line for n in sop.nodes.values() if any(p.name == name for p in n.fills + n.params)), 0)
-            out.append(Problem(sop.file, line, "info",
-                               f"slot {name!r} is read as {type_label(st)} ({st.origin}); declare it to change "
-                               f"that: {name}:<type> in gar.csv params or slots: {{{name}: <type>}} in the SOP"))
-    return out
-
-
-def _tool_users(files: WorkspaceFiles, sops: list[Sop], tool: str) -> list[tuple[str, int, str]]:
-    """Where a tool is named: (file, line, what) for each GAR row, SOP step and agent that uses it."""
-    out = [("gar.csv", row.line, f"action {row.action!r}") for row in files.gar if row.api == tool]
-    out += [(sop.file, node.line, f"step {node.label!r}") for sop in sops for node in sop.nodes.values()
-            if node.tool == tool]
-    out += [("store.yaml", 0, f"agent {name!r}") for name, decl in files.config.agents.items() if tool in decl.tools]
-    return out
-
-
-def _find_step(sops: list[Sop], text: str) -> tuple[str, int]:
-    """The SOP file and line where a step's text appears (for a warning about it)."""
-    for sop in sops:
-        for no, line in enumerate(sop.source.splitlines(), start=1):
-            if line.strip().rstrip(":") == text.strip():
-                return sop.file, no
-    return "sops", 0
-
-
-def _cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
-    out: list[Problem] = []
-    called = {n.call for sop in sops for n in sop.nodes.values() if n.call}
-    for row in files.gar:
-        if row.api and row.api not in tools:
-            out.append(Problem("gar.csv", row.line, "error", f"action {row.action!r}: unknown tool {row.api!r}"
-                               f"{_mcp_hint(row.api, files, tools)}"))
-    if files.config.handoff and files.config.handoff not in tools:
-        out.append(Problem("store.yaml", 0, "error", f"handoff: unknown tool {files.config.handoff!r} (declare it "
-                                                      "under tools:)"))
-    for name, decl in files.config.agents.items():
-        for tool in decl.tools:
-            if tool not in tools:
-                out.append(Problem("store.yaml", 0, "warning", f"agent {name!r} lists unknown tool {tool!r}"))
-    for sop in sops:
-        agent = files.config.agent_for(sop.id, sop.agent)
-        if agent is None:
-            out.append(Problem(sop.file, 1, "error", f"no agent owns {sop.id!r} (set 'agent' or add a goals "
-                                                     "pattern in store.yaml)"))
-            continue
-        for node in sop.nodes.values():
-            if node.tool and node.tool not in tools:
-                out.append(Problem(sop.file, node.line, "error",
-                                   f"step {node.label!r} uses unknown tool {node.tool!r}"
-                                   f"{_mcp_hint(node.tool, files, tools)}"))
-            elif node.tool and node.tool not in agent.tools:
-                out.append(Problem(sop.file, node.line, "error", f"agent {agent.name!r} may not call {node.tool!r} "
-                                                                 "(add it to its tools in store.yaml)"))
-        if not sop.triggers and sop.id not in called:  # a procedure other SOPs call needs no triggers
-            out.append(Problem(sop.file, 1, "warning", "no triggers: customers can only reach this SOP by its title"))
-    return out
-
-
-
-
-def _mcp_hint(name: str, files: WorkspaceFiles, tools: dict[str, Any]) -> str:
-    """Which tools an MCP server lists, for an unknown tool named like one of its ('' without servers)."""
-    if not files.config.mcp:
-        return ""
-    from core.tools.mcp_tools import unknown_tool_hint
-
-    return unknown_tool_hint(name, files.config, tools)
 
 
 def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str]]:
@@ -273,107 +161,6 @@ def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str
     titles = [chunks[0].title for chunks in by_doc.values()
               if len(STEP.findall("\n".join(c.text for c in chunks))) >= 3]
     return {fixing[0]: titles} if titles else {}
-
-
-def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[str, str] | None = None,
-               declared: dict[str, tuple[str, str]] | None = None,
-               columns: dict[str, list[str]] | None = None) -> dict[str, dict[str, SlotType]]:
-    """Each SOP's slot types: as declared (the SOP's ``slots:``, then the gar.csv param the step uses, then
-    any gar.csv param of that name: ``declared``), else inferred from names and GAR/SOP text.
-
-    The ask that fills a slot defines it (its metadata says what a valid answer is). A slot that only
-    a tool of the SOP uses is defined by a GAR ask row that fills it, when the GAR has one (``asks``:
-    slot name -> that row's metadata), else typed from its name. Each type says where it comes from
-    (``origin``), for lint and the studio.
-    """
-    asks = asks or {}
-    declared = declared or {}
-    out: dict[str, dict[str, SlotType]] = {}
-    for sop in sops:
-        types: dict[str, SlotType] = {}
-
-        def typed(param: Param, expects: str, gar_line: int, sop: Sop = sop) -> SlotType:
-            if param.name in sop.slots and not type_problem(sop.slots[param.name], columns):
-                spec, origin = sop.slots[param.name], f"declared in {sop.file}:{sop.slots_line}"
-            elif param.type and not type_problem(param.type, columns):
-                spec, origin = param.type, f"declared in gar.csv:{gar_line}"
-            elif param.name in declared:
-                spec, origin = declared[param.name][0], f"declared in {declared[param.name][1]}"
-            else:
-                st = infer_type(param.name, expects, vocab)
-                st.origin = f"inferred from {expects!r}" if expects.strip() else "inferred from its name"
-                return st
-            st = declared_type(param.name, spec, expects, vocab, columns)
-            st.origin = origin
-            return st
-
-        for node in sop.nodes.values():
-            hint = node.expects or node.text  # several values asked at once: each its own part of the hint
-            own = hints_per_slot(hint, len(node.fills)) if len(node.fills) > 1 else None
-            for i, p in enumerate(node.fills):
-                if p.name not in types:
-                    types[p.name] = typed(p, own[i] if own else hint, node.gar.line if node.gar else 0)
-        for node in sop.nodes.values():
-            for p in node.params:
-                if p.name not in types:
-                    types[p.name] = typed(p, asks.get(p.name, ""), node.gar.line if node.gar else 0)
-        _asked_units(sop, types)
-        for st in types.values():
-            st.region = region if st.kind in ("phone", "date") else ""
-        out[sop.id] = types
-    _with_callees(sops, out)
-    return out
-
-
-def _with_callees(sops: list[Sop], out: dict[str, dict[str, SlotType]]) -> None:
-    """A caller also reads what the SOPs it calls ask for: values given up front are kept for them."""
-    calls = calls_of(sops)
-    for sop in sops:
-        for callee in _called(sop.id, calls):
-            for name, st in out.get(callee, {}).items():
-                out[sop.id].setdefault(name, st)
-
-
-def _asked_units(sop: Sop, types: dict[str, SlotType]) -> None:
-    """A number asked in a unit ("What does your meter show, in kWh?") counts that unit: "14388 kwh" said
-    unasked is its value."""
-    for node in sop.nodes.values():
-        for p in node.fills:
-            st = types.get(p.name)
-            unit = IN_UNIT.search(f"{node.expects} {node.message}") if st is not None and st.kind == "number" \
-                and not st.unit else None
-            if st is not None and unit:
-                st.unit = unit.group(1).lower()
-
-
-def _called(sop_id: str, calls: dict[str, list[str]]) -> list[str]:
-    """The SOPs ``sop_id`` calls, directly or through the SOPs it calls, in order (never itself)."""
-    return [sid for sid in called_by(sop_id, calls) if sid != sop_id and sid in calls]
-
-
-def _result_fields(sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
-    """A JSON node that reads a key nothing sets, after a tool step, reads a field of that tool's result when
-    the tool says it returns one (a table tool's columns: ``context.minutesLate`` after ``getOrderStatus``
-    over an orders table); otherwise it is the problem the SOP's compiler found."""
-    out: list[Problem] = []
-    by_id, calls = {s.id: s for s in sops}, calls_of(sops)
-    for sop in sops:
-        reach = [sop, *(by_id[c] for c in _called(sop.id, calls))]  # a called SOP's values come back to its caller
-        fields = {str(c) for s in reach for n in s.nodes.values() if n.tool
-                  for c in getattr(getattr(tools.get(n.tool), "frame", None), "columns", [])}
-        fields |= {name for s in reach[1:] for name in s.slot_names()}
-        out += [problem for key, problem in sop.field_refs if key not in fields]
-    return out
-
-
-def _gar_asks(files: WorkspaceFiles) -> dict[str, str]:
-    """What a valid value of each slot a GAR ask row fills looks like (the row's metadata)."""
-    out: dict[str, str] = {}
-    for r in files.gar:
-        if r.has("ask_user_input") and r.metadata:
-            for p in r.params:
-                out.setdefault(p.name, r.metadata)
-    return out
 
 
 def result_values(ws: Workspace) -> dict[str, dict[str, list[str]]]:
@@ -410,10 +197,7 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     if llm_settings is not None and llm_settings.api_key != LOCAL_KEY:
         remember_secret(llm_settings.api_key)  # a key typed in the chat settings: masked like the environment's
     cfg = ws.files.config
-    settings = Settings(max_steps_per_turn=int(cfg.settings.get("max_steps_per_turn", 8)),
-                        intent_threshold=float(cfg.settings.get("intent_threshold", 0.5)),
-                        tool_timeout_s=float(cfg.settings.get("tool_timeout_s", 5.0)),
-                        turn_wait_s=float(cfg.settings.get("turn_wait_s", Settings.turn_wait_s)))
+    settings = settings_from(cfg.settings)
     state_dir = ws.files.state_dir()
     url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
     st = store or open_state_store(url)

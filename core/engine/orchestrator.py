@@ -1,38 +1,39 @@
-"""The orchestrator: loads state, perceives, schedules goals, runs agents, executes tools, commits."""
+"""The orchestrator, the turn runner: loads state, perceives, has the message read, hands its commands to the
+command processor (``core.engine.processor``: goals, agents, tools), finishes the reply (``core.engine.replying``)
+and commits, re-running the turn after a conflict. The customer's preferences are read and written through
+``core.engine.preferences``; open goals follow edited SOPs through ``core.engine.sop_edits``."""
 
 from __future__ import annotations
 
 import json
 import logging
 import time
-from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
 from core.engine.explain import explain
 from core.engine.flow import SpecialistAgent
 from core.engine.goals import GoalOps, retire_finished
-from core.engine.grounding import SourceNumbers, allowed_numbers, session_sources, ungrounded, ungrounded_facts
-from core.engine.processor import KB_TOOL, CommandProcessor, Turn
-from core.language import render
+from core.engine.grounding import allowed_numbers
+from core.engine.preferences import customer_key, safe_summary, write_preferences
+from core.engine.processor.dispatch import CommandProcessor
+from core.engine.processor.turn import Turn, say_to
+from core.engine.replying import finish_reply
+from core.engine.settings import Settings
+from core.engine.sop_edits import reconcile
 from core.language import text as T
 from core.language.lexicons import language_names, language_of, readable
 from core.language.replies import reset_voice, say, use_voice
 from core.retrieval.embedding import one_vector_per_words
 from core.shared.errors import LLMUnavailableError, SessionBusyError, StateConflictError
-from core.shared.models import GoalStatus, Message, SessionState, ToolCall, Trace, utcnow
+from core.shared.models import Message, SessionState, ToolCall, Trace, utcnow
 from core.sop.graph import Sop
-from core.state.memory.base import (
-    MemoryUnavailableError,
-    PreferenceMemory,
-    PreferenceSummary,
-    PreferenceUpdate,
-    apply_update,
-)
+from core.state.memory.base import MemoryUnavailableError, PreferenceMemory, PreferenceSummary, apply_update
 from core.state.sessions.base import StateStore, whole_session
 from core.tools.gateway import ToolGateway, ToolScript
+from core.tools.kb import KB_TOOL
 from core.understanding import Command, Reading
-from core.understanding.brains.base import Brain, TurnContext, begin_turn, phrase
+from core.understanding.brains.base import Brain, TurnContext, begin_turn
 from core.understanding.domain.commerce import OFFERED, Commerce
 from core.understanding.preferences import extract_preferences
 from core.understanding.reading.context import ReadContext
@@ -40,7 +41,7 @@ from core.understanding.reading.reader import RuleReader
 from core.understanding.signals import search_query
 from core.workspace.slots import Vocabulary
 
-__all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "Settings", "Turn", "search_query"]
+__all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "Turn", "search_query"]
 
 log = logging.getLogger(__name__)
 MAX_CONFLICT_RETRIES = 3
@@ -61,16 +62,6 @@ class TurnOutcome:
     @property
     def turn(self) -> int | None:
         return self.state.turn if self.state is not None else None
-
-
-@dataclass
-class Settings:
-    """Engine settings (store.yaml ``settings`` may override them)."""
-
-    max_steps_per_turn: int = 8
-    intent_threshold: float = 0.5
-    tool_timeout_s: float = 5.0
-    turn_wait_s: float = 20.0  # how long a message waits for the same session's previous turn
 
 
 class Orchestrator:
@@ -106,7 +97,7 @@ class Orchestrator:
         self.processor = CommandProcessor(sops=self.sops, agent_of=self._sop_agent, gateway=gateway,
                                           max_steps=settings.max_steps_per_turn, commerce=commerce, greeting=greeting,
                                           handoff=handoff)
-        self.processor.before_change = lambda t, tool, args, key: self.store.note_side_effect(
+        self.processor.tools.before_change = lambda t, tool, args, key: self.store.note_side_effect(
             t.state.session_id, t.state.turn, key, tool, args)
 
     # ------------------------------------------------------------------ public API
@@ -150,7 +141,7 @@ class Orchestrator:
             expected = turn.state.version
             turn.state.version += 1
             retire_finished(turn.state)  # finished goals the next turns no longer read: kept beside the session
-            self._write_preferences(turn, text)  # before the commit: a crash between them never loses it
+            write_preferences(self.memory, turn, text)  # before the commit: a crash between them never loses it
             try:
                 self.store.save(turn.state, expected, turn.trace)
             except StateConflictError as exc:
@@ -204,8 +195,8 @@ class Orchestrator:
         if customer_id and not state.customer_id:
             state.customer_id = customer_id
         state.turn += 1
-        cust = self._customer(state)
-        prefs, memory_notes = self._safe_summary(cust)
+        cust = customer_key(state)
+        prefs, memory_notes = safe_summary(self.memory, cust)
         trace = Trace(session_id=session_id, turn=state.turn, user=text, version=self.version)
         for left in self.store.unconfirmed_side_effects(session_id):  # a turn that ran a change but never committed
             trace.decisions.append(f"an earlier attempt (turn {left['turn']}) called {left['tool']} "
@@ -232,21 +223,21 @@ class Orchestrator:
             trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
         state.history.append(Message(role="user", text=said, turn=state.turn))
         before = {gid: dict(g.slots) for gid, g in state.goals.items()}
-        self._reconcile(t)
+        reconcile(t, self.sops)
         if readable(said, self.languages):
             self._route(t)
         else:  # written in a language the store does not take: say which it does, keep every goal as it is
             trace.act = "unsupported_language"
             names = language_names(self.languages)
-            t.messages.append(self._say(t, "unsupported_language", languages=" / ".join(names)))
+            t.messages.append(say_to(t, "unsupported_language", languages=" / ".join(names)))
             if active is not None and active.next_question:
                 t.messages.append(active.next_question)
         for goal in state.goals.values():
             if not goal.sop_version and goal.type in self.sops:
                 goal.sop_version = self.sops[goal.type].version
-        reply = self._finish_reply(t)
+        reply = finish_reply(t, self.brain, self.currency, self._sop_text_numbers)
         if cut:  # after the grounding check: the limit is the engine's number, not a claim about the store
-            reply = f"{self._say(t, 'message_cut', limit=f'{MAX_MESSAGE_CHARS:,}')}\n\n{reply}"
+            reply = f"{say_to(t, 'message_cut', limit=f'{MAX_MESSAGE_CHARS:,}')}\n\n{reply}"
         state.history.append(Message(role="assistant", text=reply, turn=state.turn))
         state.history = state.history[-HISTORY_LIMIT:]
         state.updated_at = utcnow()
@@ -256,63 +247,6 @@ class Orchestrator:
         trace.slots = _slot_changes(before, state)
         trace.why = explain(trace.model_dump(mode="json"))
         return t
-
-    def _reconcile(self, t: Turn) -> None:
-        """Bring open goals in line with SOPs edited since they started (the playground saves SOPs live).
-
-        A goal whose SOP is gone ends; a goal whose SOP changed restarts its walk at the
-        start node with its slots kept, so answered questions are not asked again.
-        """
-        for goal in t.state.goals.values():
-            if goal.status == GoalStatus.DONE or not goal.sop_version:
-                continue
-            sop = self.sops.get(goal.type)
-            if sop is None:
-                if goal.id == t.state.active_goal_id:
-                    t.ops.mark_done("sop removed")
-                else:
-                    goal.status = GoalStatus.DONE
-                    goal.outcome = "sop removed"
-                    t.state.goal_stack = [g for g in t.state.goal_stack if g != goal.id]
-                t.trace.decisions.append(f"goal {goal.type} ended: its SOP no longer exists")
-            elif goal.sop_version != sop.version:
-                goal.sop_version = sop.version
-                same_ask = next((n for n in sop.nodes.values() if goal.pending and n.asks
-                                 and {f.name for f in n.fills} & set(goal.missing)), None)
-                goal.attempts = {}
-                if same_ask is not None:  # the pending question still exists: the reply answers it
-                    goal.step = goal.pending = same_ask.id
-                    t.trace.decisions.append(f"goal {goal.type} moved to {same_ask.label!r}: its SOP changed")
-                else:
-                    goal.step, goal.pending = sop.start, None
-                    t.trace.decisions.append(f"goal {goal.type} restarted: its SOP changed (slots kept)")
-
-    def _customer(self, state: SessionState) -> str:
-        return state.customer_id or f"session:{state.session_id}"
-
-    def _safe_summary(self, customer_id: str) -> tuple[PreferenceSummary, dict[str, Any]]:
-        """Step 2: the customer's preference summary, and notes for ``trace.memory``.
-
-        Updates earlier turns could not write are retried first. A memory outage never
-        breaks a turn: the summary is then the store's last known one (or empty) and the
-        notes say what failed and how many updates still wait.
-        """
-        notes: dict[str, Any] = {"store": self.memory.label}
-        try:
-            retried = self.memory.retry_pending(customer_id)
-            if retried:
-                notes["retried_updates"] = retried
-        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
-            notes.update(error=str(exc), pending_updates=getattr(exc, "pending", 0))
-        try:
-            return self.memory.summary(customer_id), notes
-        except MemoryUnavailableError as exc:
-            notes.update(error=exc.message, pending_updates=exc.pending, summary_from="last known" if exc.fallback
-                         else "none")
-            return exc.fallback or PreferenceSummary(), notes
-        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
-            notes.update(error=f"{type(exc).__name__}: {exc}", summary_from="none")
-            return PreferenceSummary(), notes
 
     # ------------------------------------------------------------------ reading, then acting
     def _route(self, t: Turn) -> None:
@@ -339,89 +273,25 @@ class Orchestrator:
         active = state.active_goal
         below = state.goals[state.goal_stack[-1]] if state.goal_stack else None
         said = [m.text for m in state.history[:-1] if m.role == "assistant"]
+        goals, kb = self.processor.new_goals, self.processor.knowledge
         return ReadContext(t.perception, active, t.reading, t.trace.decisions, self.settings.intent_threshold,
-                           just_finished=self.processor.just_finished(state),
-                           last=self.processor.last_completed(state), below=below,
+                           just_finished=goals.just_finished(state),
+                           last=goals.last_completed(state), below=below,
                            offered_more=bool(said) and T.offers_more(said[-1]),
                            kb_tool=self.gateway.tools.get(KB_TOOL) is not None,
-                           kb_knows=lambda: self.processor.kb_knows(t, self.reader.doubt_query(t.perception, active)),
-                           kb_similarity=lambda: self.processor.kb_similarity(t, self.reader.doubt_query(t.perception,
-                                                                                                     active)),
-                           prepared=lambda sop: self.processor.prepared(state, sop))
+                           kb_knows=lambda: kb.knows(t, self.reader.doubt_query(t.perception, active)),
+                           kb_similarity=lambda: kb.similarity(t, self.reader.doubt_query(t.perception, active)),
+                           prepared=lambda sop: goals.prepared(state, sop))
 
     def already_told(self, state: SessionState, sop: Sop) -> dict[str, Any]:
         """What the customer already said in this session that a new goal of ``sop`` asks for
-        (:meth:`CommandProcessor.already_told`)."""
-        return self.processor.already_told(state, sop)
+        (:meth:`core.engine.processor.new_goals.NewGoals.already_told`)."""
+        return self.processor.new_goals.already_told(state, sop)
 
     def _sop_agent(self, sop_id: str) -> SpecialistAgent | None:
         """The agent that runs an SOP (None when no agent is mapped to it)."""
         name = self.sop_agent.get(sop_id)
         return self.agents.get(name) if name else None
-
-    @staticmethod
-    def _say(t: Turn, key: str, **values: Any) -> str:
-        """The engine's own sentence for a message intent, in the customer's language."""
-        return say(key, t.reading.language, **values)
-
-    # ------------------------------------------------------------------ reply and memory
-    def _finish_reply(self, t: Turn) -> str:
-        reply = "\n\n".join(m.strip() for m in t.messages if m and m.strip())
-        if not reply:
-            reply = self._say(t, "rephrase")
-        sources = session_sources(t.state) + [c.result for c in t.trace.tool_calls] + [{"computed": t.computed}]
-        allowed = SourceNumbers(sources, self._sop_text_numbers)
-        bad = ungrounded(reply, allowed)
-        t.trace.grounding = {"checked": True, "ungrounded": bad}
-        if bad:
-            t.trace.grounding["replaced"] = True
-            reply = self._grounded_fallback(t)
-        reply = self._worded(t, reply, allowed, sources)
-        if t.prefs.communication_style == "short":
-            reply = reply.replace("\n\n", "\n")
-        return reply
-
-    def _worded(self, t: Turn, draft: str, allowed: Container[float], sources: list[Any]) -> str:
-        """An LLM brain may word the reply for the customer (their language). The grounding guard is
-        code: a figure, id, email, link or menu path that neither the draft nor a tool result holds
-        sends the draft (the template answer built from the tool results) instead, and the trace says so."""
-        worded = phrase(self.brain, draft, ending=t.state.active_goal is None)
-        if not worded or worded == draft:
-            return draft
-        bad: list[Any] = [*ungrounded(worded, allowed), *ungrounded_facts(worded, [draft, *sources])]
-        t.trace.grounding["llm_reply"] = {"replaced": bool(bad), "ungrounded": bad}
-        if bad:
-            t.trace.grounding["llm_reply"]["text"] = worded
-            return draft
-        return worded
-
-    def _grounded_fallback(self, t: Turn) -> str:
-        for call in reversed(t.trace.tool_calls):
-            if call.ok and render.is_item_list(call.result):
-                return render.render_items(call.result, self.currency)
-            if call.ok and render.is_kb_hits(call.result):
-                return render.render_kb_answer(call.result)
-        goal = t.state.active_goal
-        return goal.next_question if goal and goal.next_question else self._say(t, "check_back")
-
-    def _write_preferences(self, t: Turn, text: str) -> None:
-        """Step 9 (just before the commit): write what the turn learned; an empty update is a no-op.
-
-        Written before the state is saved, so a crash between the two never loses a preference; the
-        turn's (session, turn) makes it once only: a turn re-run after a conflict, or the same message sent
-        again after a crash (the same turn number), finds it written and writes nothing. A failure never
-        breaks the turn; a store that queues updates (Zep) keeps this one and delivers it on a later turn
-        (``_safe_summary`` retries and notes it in that turn's trace).
-        """
-        update = PreferenceUpdate(**{k: v for k, v in t.trace.memory.get("update", {}).items()})
-        if update.is_empty():
-            return
-        try:  # the store writes a (session, turn) once
-            self.memory.write(self._customer(t.state), update, session_id=t.state.session_id, turn=t.state.turn,
-                              message=text)
-        except Exception as exc:  # noqa: BLE001 - a memory outage never breaks a turn
-            log.warning("preference update of session %s turn %d not written now: %s", t.state.session_id,
-                        t.state.turn, exc)
 
 
 MAX_MESSAGE_CHARS = 4000

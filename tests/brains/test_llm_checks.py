@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from core.engine.build import BRAINS, Workspace, build_orchestrator, slot_types
+from core.engine.build import BRAINS, Workspace, build_orchestrator
 from core.engine.grounding import ungrounded_facts
+from core.engine.slot_typing import slot_types
 from core.shared.errors import UserInputError
 from core.shared.models import MemoryEntry
 from core.sop.graph import Sop

@@ -98,7 +98,7 @@ class LLMBrain:
             rule: the rule brain: the rules of the hybrid and the fallback of every failed proposal.
             model: the chat model (``OpenAIChat`` for a real endpoint; any ``ChatModel`` in tests).
             sops: the workspace's compiled SOPs.
-            slot_types: each SOP's slot types (``core.engine.build.slot_types``), to check proposed values.
+            slot_types: each SOP's slot types (``core.engine.slot_typing.slot_types``), to check proposed values.
             startable: SOP ids an agent owns (a model may start only these); default all.
             tools: the tools the workspace has (a knowledge-base search is proposed only if it exists).
             mode: "hybrid" or "llm".

@@ -1,0 +1,48 @@
+"""One tool call of a turn through the gateway: reused on a re-run after a conflict, and, when it changes the
+world, given an idempotency key and recorded as intended before it runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from core.engine.processor.turn import Turn
+from core.shared.models import ToolCall
+from core.tools.gateway import ToolGateway
+
+
+class ToolCaller:
+    """Calls the tools a turn needs (its agents' steps, the knowledge base, the hand-off tool) through the gateway."""
+
+    def __init__(self, gateway: ToolGateway) -> None:
+        self.gateway = gateway
+        # records a side-effecting call as intended before it runs (the orchestrator's store)
+        self.before_change: Callable[[Turn, str, dict[str, Any], str], None] | None = None
+
+    def call(self, t: Turn, agent: str, tool: str, args: dict[str, Any], system: bool = False) -> ToolCall:
+        """One tool call through the gateway; on a re-run after a conflict, reuse this turn's result. A call
+        that changes the world gets an idempotency key (the same for the same call of the same turn, also
+        when the turn is sent again after a crash) and is recorded as intended before it runs."""
+        key = f"{tool}|{json.dumps(args, sort_keys=True, default=str)}"
+        used = t.requested.get(key, 0)
+        t.requested[key] = used + 1
+        earlier = t.cache.get(key, [])
+        if used < len(earlier):
+            call = earlier[used].model_copy(update={"reused": True})
+        else:
+            spec = getattr(self.gateway.tools.get(tool), "spec", None)
+            once = ""
+            if spec is not None and spec.side_effects and not (t.script is not None and t.script.has(tool)):
+                once = hashlib.sha256(f"{t.state.session_id}|{t.state.turn}|{key}|{used}".encode()).hexdigest()[:32]
+                if self.before_change is not None:
+                    self.before_change(t, tool, args, once)
+            call = self.gateway.call(agent, tool, args, script=t.script, system=system, key=once,
+                                     session_id=t.state.session_id, customer_id=t.state.customer_id or None)
+            t.cache.setdefault(key, []).append(call)
+        if call.error_kind == "denied":
+            t.trace.denied.append({"tool": tool, "agent": agent, "error": call.error})
+        else:
+            t.trace.tool_calls.append(call)
+        return call
