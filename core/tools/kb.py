@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from core.language.lexicons import UNSPACED
-from core.retrieval.embedding import CachedEmbedder, LexicalIndex, Progress, VectorIndex
+from core.retrieval.embedding import CachedEmbedder, Progress
+from core.retrieval.index import LexicalIndex, VectorIndex
 from core.shared.errors import WorkspaceError
 from core.shared.problems import Problem
 from core.tools.base import ToolSpec

@@ -11,7 +11,8 @@ from core.language import lexicons as LEX
 from core.language import text as T
 from core.language.render import as_text
 from core.language.replies import say, table, voice
-from core.retrieval.embedding import CachedEmbedder, TriggerWords
+from core.retrieval.embedding import CachedEmbedder
+from core.retrieval.index import TriggerWords
 from core.sop.expr import CURRENCY_BEFORE
 from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node, Sop
