@@ -13,7 +13,9 @@ from core.language import render
 from core.language import text as T
 from core.language.replies import say
 from core.shared.models import Goal, GoalStatus, MemoryEntry, ToolCall, utcnow
-from core.sop.expr import TEMPLATE_REF, EvalError, evaluate, lookup, parse, paths, strip_context
+from core.sop.expr import parse, paths, strip_context
+from core.sop.expr_eval import EvalError, evaluate, lookup
+from core.sop.expr_templates import TEMPLATE_REF
 from core.sop.graph import Node, Sop
 from core.sop.progress import last_success
 from core.state.memory.base import PreferenceSummary

@@ -19,7 +19,7 @@ from typing import Any
 
 from core.language import text as T
 from core.shared.models import Goal
-from core.sop.expr import lookup
+from core.sop.expr_eval import lookup
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.understanding.brains.base import Brain, proposed_values
 from core.understanding.domain.commerce import left_after_ruling_out, offered, picked_offer

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from core.language import text as T
-from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
+from core.sop.expr_templates import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node
 from core.tools.kb import KB_TOOL
 from core.understanding.brains.cleaning import clean_reply, normalise_code
