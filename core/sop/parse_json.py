@@ -11,7 +11,7 @@ from core.shared.problems import Problem
 from core.sop import expr, expr_templates
 from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import Branch, Node, Sop, reachable
-from core.workspace.config import Param
+from core.workspace.params import Param
 
 PLACEHOLDER = expr_templates.TEMPLATE_REF
 WHOLE_REF = re.compile(r"^\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*(\?)?\s*\}$")  # "{context.order_id}": the value itself

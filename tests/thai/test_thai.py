@@ -17,7 +17,7 @@ from core.retrieval.index import TriggerWords
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.understanding.brains.rule import asked_in, written_question
-from core.workspace.config import load_store_config
+from core.workspace.store_yaml import load_store_config
 from tests.thai.measure import labelled, measure
 
 ROOT = Path(__file__).resolve().parents[2]
