@@ -10,7 +10,7 @@ from streamlit_ace import st_ace
 
 from core.playground import CheckResult, templates
 from core.shared.errors import UserInputError
-from core.workspace.config import GAR_COLUMNS
+from core.workspace.gar_file import GAR_COLUMNS
 from ui import canvas as canvas_ui
 from ui import services, widgets
 from ui import simulate as simulate_ui

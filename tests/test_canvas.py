@@ -13,23 +13,11 @@ import pytest
 from core.engine.build import load_workspace
 from core.retrieval.embedding import CachedEmbedder
 from core.shared.problems import Problem
-from core.sop.canvas import (
-    KINDS,
-    Canvas,
-    CanvasError,
-    Edit,
-    Format,
-    Kind,
-    add_step,
-    build_condition,
-    check_condition,
-    connect,
-    declare_slot,
-    delete_step,
-    open_canvas,
-    update_step,
-)
-from core.workspace.config import load_workspace_files
+from core.sop.canvas.conditions import build_condition, check_condition
+from core.sop.canvas.drawing import open_canvas
+from core.sop.canvas.edits import add_step, connect, declare_slot, delete_step, update_step
+from core.sop.canvas.model import KINDS, Canvas, CanvasError, Edit, Format, Kind
+from core.workspace.files import load_workspace_files
 from core.workspace.gar import GarIndex
 
 ROOT = Path(__file__).resolve().parent.parent

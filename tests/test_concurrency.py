@@ -13,7 +13,8 @@ import pytest
 from core.shared.concurrency import TurnGate, holding, waiting
 from core.tools.base import ToolSpec
 from core.tools.gateway import ToolGateway
-from core.workspace.config import AgentDecl, Param
+from core.workspace.config import AgentDecl
+from core.workspace.params import Param
 
 
 def _spin(seconds: float) -> None:

@@ -1,5 +1,5 @@
 """Arithmetic, percentages and dates in the one expression language of conditions and templates
-(core/sop/expr.py): ``amount * unit_price > 500``, ``utilization >= 75%``, ``contract_end < today``,
+(core/sop/expr*.py): ``amount * unit_price > 500``, ``utilization >= 75%``, ``contract_end < today``,
 ``today - opened_on > 60``, ``{amount * unit_price}`` in a message. A value that cannot be computed (a missing
 key, a word times a number, a division by zero) makes the condition false with the reason, never an exception;
 a condition that does not parse is a lint error with its column. Written on a small print shop of our own."""
@@ -15,19 +15,9 @@ import pytest
 from core.engine.build import build_orchestrator, load_workspace
 from core.language.render import as_text
 from core.retrieval.embedding import CachedEmbedder
-from core.sop.expr import (
-    EvalError,
-    ExprError,
-    check,
-    compares_with_boolean,
-    evaluate,
-    fill_expressions,
-    is_expression,
-    parse,
-    paths,
-    render_expression,
-    template_paths,
-)
+from core.sop.expr import ExprError, compares_with_boolean, is_expression, parse, paths
+from core.sop.expr_eval import EvalError, check, evaluate
+from core.sop.expr_templates import fill_expressions, render_expression, template_paths
 from core.understanding.brains.rule import fill_template
 from core.workspace.slots import written_date
 

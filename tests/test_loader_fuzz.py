@@ -21,8 +21,10 @@ from core.retrieval.embedding import CachedEmbedder, shared_model
 from core.shared.errors import WorkspaceError
 from core.shared.problems import Problem
 from core.tools.inventory import InventoryTool, load_catalog
-from core.workspace.config import GAR_COLUMNS, InventoryDecl, load_gar, parse_params
+from core.workspace.config import InventoryDecl
 from core.workspace.gar import GarIndex
+from core.workspace.gar_file import GAR_COLUMNS, load_gar
+from core.workspace.params import parse_params
 
 ROOT = Path(__file__).resolve().parents[1]
 SELLER = ROOT / "examples" / "seller_support"

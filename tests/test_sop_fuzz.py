@@ -17,8 +17,9 @@ from core.engine.build import load_workspace
 from core.shared.problems import Problem
 from core.sop.expr import ExprError, parse
 from core.sop.load import compile_sop
-from core.workspace.config import load_gar, load_store_config
 from core.workspace.gar import GarIndex
+from core.workspace.gar_file import load_gar
+from core.workspace.store_yaml import load_store_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SELLER = ROOT / "examples" / "seller_support"

@@ -22,22 +22,9 @@ from core.playground import SopCheck
 from core.playground.pickers import Pickers, canvas_for, pickers
 from core.playground.service import Playground
 from core.shared.problems import Problem
-from core.sop.canvas import (
-    KINDS,
-    OPERATORS,
-    Canvas,
-    CanvasError,
-    CanvasNode,
-    Edit,
-    Kind,
-    add_step,
-    build_condition,
-    check_condition,
-    connect,
-    declare_after,
-    delete_step,
-    update_step,
-)
+from core.sop.canvas.conditions import build_condition, check_condition
+from core.sop.canvas.edits import add_step, connect, declare_after, delete_step, update_step
+from core.sop.canvas.model import KINDS, OPERATORS, Canvas, CanvasError, CanvasNode, Edit, Kind
 from core.workspace.slots import SLOT_TYPES
 
 LABELS: dict[str, str] = {"ask": "Ask", "tool": "Tool call", "message": "Message", "decision": "Decision",

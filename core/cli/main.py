@@ -14,7 +14,7 @@ from core.shared.errors import SopError, UserInputError
 from core.shared.problems import errors
 from core.understanding.commands import reading_lines
 from core.understanding.domain.commerce import OFFERED
-from core.workspace.config import read_text_file
+from core.workspace.paths import read_text_file
 
 if TYPE_CHECKING:
     from core.evaluation.coverage import SopCoverage
@@ -428,7 +428,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from core.engine.build import raise_on_errors
     from core.server.api import ENV_COMPUTE, ENV_WORKSPACES, compute_slots, workspace_name
-    from core.workspace.config import load_workspace_files
+    from core.workspace.files import load_workspace_files
 
     roots = [Path(p).resolve() for p in (args.workspace or [os.getcwd()])]
     for root in roots:  # a folder that is not a workspace is refused here, not in every worker

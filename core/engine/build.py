@@ -36,7 +36,8 @@ from core.understanding.brains.base import Brain
 from core.understanding.brains.llm_client import LOCAL_KEY, LLMSettings
 from core.understanding.brains.rule import RuleBrain
 from core.understanding.domain.commerce import Commerce
-from core.workspace.config import DEFAULT_SEARCH_TOOL, WorkspaceFiles, load_workspace_files, raise_on_errors
+from core.workspace.config import DEFAULT_SEARCH_TOOL
+from core.workspace.files import WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex
 from core.workspace.slots import SlotType, Vocabulary, listed_options
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.sop import Sop
 from core.sop.load import called_by, calls_of
-from core.workspace.config import Param, WorkspaceFiles
+from core.workspace.files import WorkspaceFiles
+from core.workspace.params import Param
 from core.workspace.slots import IN_UNIT, SlotType, Vocabulary, declared_type, hints_per_slot, infer_type, type_problem
 
 

@@ -10,7 +10,7 @@ from core.engine.slot_typing import callees
 from core.shared.problems import Problem
 from core.sop import Sop
 from core.sop.load import calls_of
-from core.workspace.config import WorkspaceFiles
+from core.workspace.files import WorkspaceFiles
 from core.workspace.slots import SlotType, type_label, type_problem
 
 

@@ -19,7 +19,7 @@ from core.evaluation.conditions import LIST_FIELD, Constraint, FieldGuess, candi
 from core.shared.errors import WorkspaceError
 from core.tools.declared import TableTool
 from core.tools.inventory import read_table
-from core.workspace.config import bind_params
+from core.workspace.params import bind_params
 
 YES_NO = {"yes", "no", "true", "false", "y", "n"}
 LIST_TOOLS = ("inventory.query", "knowledge_base.search")

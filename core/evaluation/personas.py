@@ -21,7 +21,7 @@ from core.evaluation.generator import SopContext, TurnPlan, Walk
 from core.evaluation.inputs import InputSpec, Phrasebook, opening
 from core.language.lexicons import lexicons
 from core.sop.graph import SESSION_SLOTS, Node
-from core.workspace.config import bind_params
+from core.workspace.params import bind_params
 
 MANNERS: dict[str, str] = {
     "terse": "answers each question with the bare value and nothing else",

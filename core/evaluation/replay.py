@@ -32,7 +32,7 @@ from core.shared.errors import UserInputError
 from core.state.memory.local import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
-from core.workspace.config import read_text_file
+from core.workspace.paths import read_text_file
 
 NOT_RUN = "not run during a replay: this tool changes things and the recording never called it"
 ASPECTS = ("reply", "steps", "tools", "goal", "decisions")

@@ -46,7 +46,7 @@ from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
 from core.understanding.brains.llm_client import ChatModel, LLMSettings, OpenAIChat
-from core.workspace.config import raise_on_errors
+from core.workspace.files import raise_on_errors
 
 Progress = Callable[[int, int], None]
 PLACEHOLDER = re.compile(r"\{\s*(?:context\.)?[A-Za-z_][\w.]*\s*\}")  # a template reference left in a reply

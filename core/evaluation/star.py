@@ -41,7 +41,7 @@ from core.language import text as T
 from core.retrieval.embedding import CachedEmbedder, one_thread_each, shared_model
 from core.shared.errors import Location, UserInputError
 from core.state.memory import LocalPreferenceMemory
-from core.workspace.config import raise_on_errors
+from core.workspace.files import raise_on_errors
 
 Progress = Callable[[int, int], None]
 REFERENCES = {

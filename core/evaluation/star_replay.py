@@ -41,7 +41,7 @@ from core.importers.star_api import normalise
 from core.importers.star_format import Dialogue, StarApi, constraints
 from core.language import text as T
 from core.shared.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Trace
-from core.sop.expr import lookup
+from core.sop.expr_eval import lookup
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
 from core.state.sessions.locks import LocalSessionLocks

@@ -36,7 +36,7 @@ from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
 from core.understanding.brains.usage import LLMUsage
-from core.workspace.config import raise_on_errors
+from core.workspace.files import raise_on_errors
 
 Progress = Callable[[int, int], None]
 CAUSE_TITLES = {

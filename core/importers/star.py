@@ -31,7 +31,7 @@ from core.importers.star_format import StarApi, StarTask, load_task
 from core.importers.star_store import merge_store_yaml
 from core.language import text as T
 from core.shared.errors import Location, UserInputError
-from core.workspace.config import GAR_COLUMNS, normalise_action
+from core.workspace.gar_file import GAR_COLUMNS, normalise_action
 
 STAR_PLACEHOLDER = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 CAPABILITY = re.compile(r"\bonly able to (.+?)[.!]*$", re.I | re.S)

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from core.evaluation.testing import FileResult
 from core.shared.errors import UserInputError
 from core.shared.problems import Problem, errors
-from core.workspace.config import leads_outside, workspace_view
+from core.workspace.paths import leads_outside, workspace_view
 
 BACKUP_DIR = "backups"
 MANIFEST = "manifest.json"

@@ -27,7 +27,7 @@ from core.playground.uploads import (
 )
 from core.playground.workspaces import _slug, user_workspaces_dir
 from core.shared.errors import UserInputError
-from core.workspace.config import GAR_COLUMNS
+from core.workspace.gar_file import GAR_COLUMNS
 
 AGENT = "desk"
 

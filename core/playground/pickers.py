@@ -10,10 +10,11 @@ from pathlib import Path
 from core.engine.build import Workspace
 from core.language import text as T
 from core.sop import Node, Sop
-from core.sop.canvas import Canvas, Format, open_canvas
+from core.sop.canvas.drawing import open_canvas
+from core.sop.canvas.model import Canvas, Format
 from core.tools.kb import KB_TOOL
-from core.workspace.config import GarRow
 from core.workspace.gar import GarIndex
+from core.workspace.gar_file import GarRow
 from core.workspace.slots import infer_type
 
 MAX_VALUES = 30  # values of a table column offered to a condition

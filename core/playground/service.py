@@ -76,7 +76,8 @@ from core.tools.declared import HttpTool, PythonTool
 from core.tools.mcp_tools import McpTool
 from core.tools.sheets import SheetFeed, SheetRef, SheetStatus
 from core.understanding.brains.llm import LLMSettings
-from core.workspace.config import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
+from core.workspace.gar_file import GAR_COLUMNS
+from core.workspace.paths import leads_outside, read_text_file, workspace_path
 
 SOP_SUFFIXES = (".sop", ".json")
 TEST_FOLDERS = ("conversations", "tests/conversations")

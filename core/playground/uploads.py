@@ -21,7 +21,8 @@ from core.playground.changes import ChangeSet
 from core.shared.errors import Location, UserInputError
 from core.tools.cells import map_cells, quoted, quoted_rows
 from core.tools.inventory import MAX_ROWS, check_workbook, numeric_column
-from core.workspace.config import MAX_FILE_BYTES, ROLES
+from core.workspace.config import ROLES
+from core.workspace.paths import MAX_FILE_BYTES
 
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
 INVENTORY_TYPES = (".csv", ".xlsx")

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from core.playground.uploads import replace_top_level_block
 from core.shared.errors import UserInputError
-from core.workspace.config import leads_outside, load_store_config, store_paths
+from core.workspace.files import store_paths
+from core.workspace.paths import leads_outside
+from core.workspace.store_yaml import load_store_config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ("store.yaml", "gar.csv", "sops", "kb", "data", "conversations")

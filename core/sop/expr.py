@@ -1,30 +1,19 @@
-"""A safe evaluator for SOP conditions and template expressions (never ``eval``).
+"""The SOP condition and template expression language, read: tokens, the parser to a small tuple tree, and
+what a tree reads (never ``eval``). :mod:`core.sop.expr_eval` evaluates the trees; :mod:`core.sop.expr_templates`
+fills the expressions written in templates.
 
 Grammar, loosest first: ``or``/``||``, ``and``/``&&``, ``not``/``!``, one comparison
 (``== != === !== < <= > >=``), ``+ -``, ``* /``, unary ``-``/``+``, then atoms: parentheses, dotted paths
 (``context.a.b``, ``items.length``), numbers (``75%`` is 0.75), quoted strings, ISO dates (``2026-11-26``),
 ``true false null None`` and ``today``. A missing key is null.
-
-Dates: ``today`` is the date the turn runs (a ``today`` key of the context, else the ``today`` given to
-:func:`evaluate`, else the clock's date); a ``YYYY-MM-DD`` string compares as a date, ``date ± n`` is ``n`` days
-later or earlier, ``date - date`` the days between them. Arithmetic on a missing key, on a value that is not a
-number (or date), or a division by zero raises :class:`EvalError`: the caller takes that as false and says why.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
-
-# The one template language of messages, toolParams and GAR metadata: ``{order_id}``, ``{context.order_id}``,
-# ``{order.status}`` (a field of the result a tool step stored under ``order``). Group 1: the path.
-TEMPLATE_REF = re.compile(r"\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*\}")
-# A placeholder holding an expression (``{amount * unit_price}``, ``{today + 30}``); group 1: the expression.
-# Which of them are expressions rather than plain references is for :func:`fill_expressions` to judge.
-EXPRESSION_REF = re.compile(r"\{([^{}\n]+)\}")
 
 TOKEN = re.compile(
     r"\s*(?:(?P<date>\d{4}-\d{2}-\d{2}(?![\w.]))|(?P<num>\d+(?:\.\d+)?%?)|(?P<str>'[^']*'|\"[^\"]*\")"
@@ -37,7 +26,6 @@ COMPARISONS = ("==", "!=", "===", "!==", "<", "<=", ">", ">=")
 TODAY = "today"  # the date the turn runs; a context key of that name overrides it
 ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")  # what date slots hold (core.workspace.slots.ISO_DATE)
 ISO_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}")  # a timestamp's day, for order and arithmetic
-CURRENCY_BEFORE = re.compile(r"[$€£¥฿₹]\s*$")  # an amount written right after a currency sign: two decimals
 
 
 class ExprError(ValueError):
@@ -46,15 +34,6 @@ class ExprError(ValueError):
     def __init__(self, message: str, column: int) -> None:
         self.column = column
         super().__init__(f"{message} (column {column})")
-
-
-class EvalError(ValueError):
-    """A parsed expression cannot be evaluated on these values (arithmetic on a missing key or on a value
-    that is not a number, a division by zero); ``reason`` says which, for the trace."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 @dataclass
@@ -287,64 +266,6 @@ def strip_context(path: str) -> str:
     return path[len("context."):] if path.startswith("context.") else path
 
 
-def lookup(context: dict[str, Any], path: str) -> Any:
-    """Resolve a dotted path; a missing key is None."""
-    cur: Any = context
-    for part in strip_context(path).split("."):
-        if isinstance(cur, dict):
-            cur = cur.get(part)
-        elif isinstance(cur, list) and part == "length":
-            cur = len(cur)
-        else:
-            return None
-    return cur
-
-
-def evaluate(node: tuple, context: dict[str, Any], today: date | str | None = None) -> Any:
-    """Evaluate a parsed condition against the context. ``today`` is the date the turn runs (default: the
-    clock's); a ``today`` key of the context wins over both.
-
-    Raises:
-        EvalError: arithmetic on a missing key or on a value that is not a number or a date, or a division
-            by zero (never ``TypeError`` / ``ZeroDivisionError``).
-    """
-    op = node[0]
-    if op == "lit":
-        return node[1]
-    if op == "path":
-        return lookup(context, node[1])
-    if op == "date":
-        return _as_date(node[1])
-    if op == "today":
-        return _today(context, today)
-    if op == "not":
-        return not evaluate(node[1], context, today)
-    if op == "and":
-        return bool(evaluate(node[1], context, today)) and bool(evaluate(node[2], context, today))
-    if op == "or":
-        return bool(evaluate(node[1], context, today)) or bool(evaluate(node[2], context, today))
-    if op == "neg":
-        return _tidy(-_number(node[1], evaluate(node[1], context, today)))
-    if op == "arith":
-        return _arith(node, evaluate(node[2], context, today), evaluate(node[3], context, today))
-    return _compare(node[1], evaluate(node[2], context, today), evaluate(node[3], context, today))
-
-
-def check(condition: str | tuple, context: dict[str, Any], today: date | str | None = None) -> tuple[bool, str]:
-    """A condition's truth and, when it could not be evaluated, why (the truth is then false). Never raises
-    for a condition that parses."""
-    try:
-        tree = parse(condition) if isinstance(condition, str) else condition
-        return bool(evaluate(tree, context, today)), ""
-    except (EvalError, ExprError) as exc:
-        return False, str(exc)
-
-
-def _today(context: dict[str, Any], today: date | str | None) -> date:
-    given = _as_date(context.get(TODAY)) if isinstance(context, dict) else None
-    return given or _as_date(today) or date.today()
-
-
 def _as_date(value: Any, *, timestamps: bool = True) -> date | None:
     """A date, a ``YYYY-MM-DD`` string (or, with ``timestamps``, a timestamp's day) as a date; else None."""
     if isinstance(value, datetime):
@@ -363,186 +284,9 @@ def _as_date(value: Any, *, timestamps: bool = True) -> date | None:
         return None
 
 
-def _describe(node: tuple) -> str:
-    """A parsed expression written back, for the reason a value could not be computed."""
-    op = node[0]
-    if op == "path":
-        return strip_context(node[1])
-    if op == "lit":
-        return "null" if node[1] is None else str(node[1]).lower() if isinstance(node[1], bool) else repr(node[1])
-    if op == "date":
-        return node[1]
-    if op == "today":
-        return TODAY
-    if op == "neg":
-        return f"-{_describe(node[1])}"
-    if op == "arith":
-        return f"({_describe(node[2])} {node[1]} {_describe(node[3])})"
-    return "a condition"
-
-
-def _number(node: tuple, value: Any) -> float | int:
-    """An arithmetic operand as a number (a numeric string counts); else why not."""
-    if value is None:
-        raise EvalError(f"{_describe(node)} is missing")
-    if isinstance(value, bool):
-        raise EvalError(f"{_describe(node)} is {str(value).lower()}, not a number")
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str):
-        try:
-            return _tidy(float(value))
-        except ValueError:
-            pass
-    shown = render_value(value) if isinstance(value, str | date) else type(value).__name__
-    raise EvalError(f"{_describe(node)} is {shown!r}, not a number")
-
-
-def _arith(node: tuple, a: Any, b: Any) -> Any:
-    op, left, right = node[1], node[2], node[3]
-    da, db = _as_date(a), _as_date(b)
-    if da is not None or db is not None:
-        if op == "-" and da is not None and db is not None:
-            return (da - db).days  # the days between two dates
-        if op in ("+", "-") and da is not None and db is None:
-            days = _number(right, b)
-            return da + timedelta(days=days if op == "+" else -days)
-        if op == "+" and db is not None and da is None:
-            return db + timedelta(days=_number(left, a))
-        raise EvalError(f"{_describe(left)} {op} {_describe(right)}: dates can only be compared, subtracted, "
-                        "or moved by a number of days")
-    x, y = _number(left, a), _number(right, b)
-    if op == "+":
-        return _tidy(x + y)
-    if op == "-":
-        return _tidy(x - y)
-    if op == "*":
-        return _tidy(x * y)
-    if y == 0:
-        raise EvalError(f"division by zero ({_describe(right)} is 0)" if right[0] != "lit" else "division by zero")
-    return _tidy(x / y)
-
-
 def _tidy(x: float | int) -> float | int:
     """Arithmetic's float noise rounded away (0.1 + 0.2 is 0.3); a whole float stays a float."""
     try:
         return round(x, 9) if isinstance(x, float) else x
     except (OverflowError, ValueError):
         return x
-
-
-def _compare(op: str, a: Any, b: Any) -> bool:
-    da, db = _as_date(a, timestamps=False), _as_date(b, timestamps=False)
-    if op in ("==", "==="):
-        return (da == db) if da is not None and db is not None else _loose(a) == _loose(b)
-    if op in ("!=", "!=="):
-        return (da != db) if da is not None and db is not None else _loose(a) != _loose(b)
-    da, db = _as_date(a), _as_date(b)
-    if da is not None or db is not None:  # dates order as dates; a date against anything else is false
-        if da is None or db is None:
-            return False
-        return {"<": da < db, "<=": da <= db, ">": da > db, ">=": da >= db}[op]
-    try:
-        fa, fb = float(a), float(b)
-    except (TypeError, ValueError):
-        return False
-    return {"<": fa < fb, "<=": fa <= fb, ">": fa > fb, ">=": fa >= fb}[op]
-
-
-def _loose(v: Any) -> Any:
-    if isinstance(v, str):
-        try:
-            return float(v)
-        except ValueError:
-            return v.strip().lower()
-    if isinstance(v, bool) or v is None:
-        return v
-    if isinstance(v, int | float):
-        return float(v)
-    return v
-
-
-# ---------------------------------------------------------------------------- expressions in templates
-
-
-def render_value(value: Any, money: bool = False) -> str:
-    """A computed value as a message writes it: a whole number without ``.0``, others to at most two
-    decimals (exactly two after a currency sign), a date as ``YYYY-MM-DD``, true/false as yes/no."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, datetime):
-        value = value.date()
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return str(value)
-        if value.is_integer():
-            return str(int(value))
-        if money:
-            return f"{value:,.2f}"
-        return f"{value:.2f}".rstrip("0").rstrip(".")
-    return "" if value is None else str(value)
-
-
-def is_expression_ref(placeholder: str) -> bool:
-    """Whether a ``{...}`` placeholder holds an expression (``{amount * unit_price}``, ``{today}``) rather
-    than a plain reference (``{order_id}``, ``{context.order.status}``) or no expression at all."""
-    inner = placeholder.strip()
-    if inner.startswith("{") and inner.endswith("}"):
-        inner = inner[1:-1]
-    ref = TEMPLATE_REF.fullmatch("{" + inner + "}")
-    if ref is not None and ref.group(1).lower() != TODAY:
-        return False
-    try:
-        tree = parse(inner)
-    except ExprError:
-        return False
-    return tree[0] not in ("lit", "path")  # "{2024}" or "{'x'}" is text, not a value to fill
-
-
-def render_expression(text: str, context: dict[str, Any], today: date | str | None = None,
-                      money: bool = False) -> str | None:
-    """The value of an expression placeholder's text (``amount * unit_price`` -> ``"750"``), or None when it
-    does not parse or cannot be evaluated on these values (the placeholder then stays as written)."""
-    try:
-        value = evaluate(parse(text), context, today)
-    except (ExprError, EvalError, RecursionError):
-        return None
-    if value is None:
-        return None
-    return render_value(value, money)
-
-
-def fill_expressions(template: str, context: dict[str, Any], shown: Callable[[str], str] = str,
-                     today: date | str | None = None, computed: list[str] | None = None) -> str:
-    """Fill the placeholders of ``template`` that hold expressions (``{amount * unit_price}``,
-    ``{context.limit * 0.25}``, ``{today + 30}``); plain references (``{order_id}``) are left for the
-    template's own filling, and an expression that cannot be evaluated stays as written. ``shown`` turns a
-    rendered value into the message's text (e.g. a date as people write it); ``computed``, when given,
-    receives each value filled in (the figures a reply states that no source holds, for a grounding check)."""
-
-    def sub(m: re.Match[str]) -> str:
-        if not is_expression_ref(m.group(0)):
-            return m.group(0)
-        money = bool(CURRENCY_BEFORE.search(template[: m.start()]))
-        value = render_expression(m.group(1), context, today, money)
-        if value is None:
-            return m.group(0)
-        if computed is not None:
-            computed.append(value)
-        return shown(value)
-
-    return EXPRESSION_REF.sub(sub, template)
-
-
-def template_paths(template: str) -> list[str]:
-    """The context keys the expression placeholders of a template read (``{amount * unit_price}`` ->
-    ``amount``, ``unit_price``); plain references are ``TEMPLATE_REF``'s."""
-    keys: list[str] = []
-    for m in EXPRESSION_REF.finditer(template):
-        if is_expression_ref(m.group(0)):
-            keys += [k for k in paths(parse(m.group(1))) if k not in keys]
-    return keys

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.shared.problems import Problem
-from core.workspace.config import GarRow, Param
+from core.workspace.gar_file import GarRow
+from core.workspace.params import Param
 
 NodeKind = Literal["action", "decision", "end"]
 SESSION_SLOTS = frozenset({"customer_id"})  # filled from the session (the signed-in customer), never asked

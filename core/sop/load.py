@@ -11,7 +11,7 @@ from core.shared.problems import Problem
 from core.sop.graph import Sop
 from core.sop.parse_json import parse_json_sop
 from core.sop.parse_text import GarResolver, parse_text_sop
-from core.workspace.config import read_text_file
+from core.workspace.paths import read_text_file
 
 log = logging.getLogger(__name__)
 

@@ -8,12 +8,12 @@ import re
 from typing import Any
 
 from core.shared.problems import Problem
-from core.sop import expr
+from core.sop import expr, expr_templates
 from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import Branch, Node, Sop, reachable
-from core.workspace.config import Param
+from core.workspace.params import Param
 
-PLACEHOLDER = expr.TEMPLATE_REF
+PLACEHOLDER = expr_templates.TEMPLATE_REF
 WHOLE_REF = re.compile(r"^\{\s*(?:context\.)?([A-Za-z_][\w.]*)\s*(\?)?\s*\}$")  # "{context.order_id}": the value itself
 NODE_KEYS = {"id", "type", "description", "tool", "toolParams", "messageTemplate", "nextNodes",
              "condition", "resultKey", "call"}

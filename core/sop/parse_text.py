@@ -12,7 +12,7 @@ from core.shared.problems import Problem
 from core.sop import expr
 from core.sop.fields import text, text_list, text_map, whole_number
 from core.sop.graph import SESSION_SLOTS, Branch, Node, Sop
-from core.workspace.config import GarRow, normalise_action
+from core.workspace.gar_file import GarRow, normalise_action
 
 CALL = re.compile(r"^call\s+(?:the\s+)?(.+?)(?:\s+(?:procedure|sop|flow))?\.?$", re.I)  # "call verify identity"
 TERMINATE = re.compile(r"^(terminate|end|stop|finish|close)\b(\s+(the\s+)?(flow|conversation|chat|sop|goal))?\.?$",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.shared.errors import ToolError
-from core.workspace.config import Param, bind_params
+from core.workspace.params import Param, bind_params
 
 
 @dataclass

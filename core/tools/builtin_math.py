@@ -6,7 +6,7 @@ from typing import Any
 
 from core.tools.base import ToolSpec
 from core.tools.mathexpr import evaluate
-from core.workspace.config import Param
+from core.workspace.params import Param
 
 
 class MathTool:

@@ -20,7 +20,8 @@ from typing import Any
 from core.shared.errors import Location, ToolError, WorkspaceError
 from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
 from core.tools.inventory import read_table
-from core.workspace.config import ToolDecl, workspace_path
+from core.workspace.config import ToolDecl
+from core.workspace.paths import workspace_path
 
 
 def _spec(decl: ToolDecl, side_effects: bool = False) -> ToolSpec:

@@ -22,7 +22,9 @@ from core.shared.problems import Problem
 from core.tools.base import ToolSpec
 from core.tools.cells import map_cells, shown
 from core.tools.sheets import SheetFeed, sheet_table
-from core.workspace.config import DEFAULT_SEARCH_TOOL, InventoryDecl, Param, read_text_file, workspace_path
+from core.workspace.config import DEFAULT_SEARCH_TOOL, InventoryDecl
+from core.workspace.params import Param
+from core.workspace.paths import read_text_file, workspace_path
 
 ROLE_ORDER = ("sku", "name", "category", "brand", "price", "stock")
 

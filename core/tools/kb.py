@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from core.language.lexicons import UNSPACED
-from core.retrieval.embedding import CachedEmbedder, LexicalIndex, Progress, VectorIndex
+from core.retrieval.embedding import CachedEmbedder, Progress
+from core.retrieval.index import LexicalIndex, VectorIndex
 from core.shared.errors import WorkspaceError
 from core.shared.problems import Problem
 from core.tools.base import ToolSpec
-from core.workspace.config import Param, read_text_file
+from core.workspace.params import Param
+from core.workspace.paths import read_text_file
 
 log = logging.getLogger(__name__)
 

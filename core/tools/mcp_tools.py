@@ -23,16 +23,12 @@ from core.shared.errors import ToolError
 from core.shared.problems import Problem
 from core.tools.base import ToolSpec, classify_error
 from core.tools.mcp_client import McpConnection, McpUnavailable, RemoteTool, Target, connection
-from core.workspace.config import (
-    Param,
-    StoreConfig,
-    ToolDecl,
-    WorkspaceFiles,
-    check_gar_params,
-    leads_outside,
-    view_origin,
-)
+from core.workspace.config import StoreConfig, ToolDecl
+from core.workspace.files import WorkspaceFiles
+from core.workspace.gar_file import check_gar_params
 from core.workspace.mcp import McpDecl, executable, expand
+from core.workspace.params import Param
+from core.workspace.paths import leads_outside, view_origin
 
 DEFAULT_CALL_TIMEOUT_S = 5.0  # when neither the gateway nor store.yaml gives one
 META_KEY = "idempotencyKey"  # the request's _meta keys a server may read

@@ -28,7 +28,8 @@ import pandas as pd
 
 from core.shared.errors import Location, WorkspaceError
 from core.shared.problems import Problem
-from core.workspace.config import MAX_FILE_BYTES, InventoryDecl, view_home
+from core.workspace.config import InventoryDecl
+from core.workspace.paths import MAX_FILE_BYTES, view_home
 
 BASE_URL_ENV = "SOP_SHEETS_BASE_URL"  # another address for the API (a local stand-in in tests)
 DEFAULT_BASE_URL = "https://sheets.googleapis.com"

@@ -10,7 +10,7 @@ from typing import Any
 
 from core.language import text as T
 from core.shared.models import Goal
-from core.sop.expr import lookup
+from core.sop.expr_eval import lookup
 from core.sop.graph import Node, Sop
 from core.understanding.domain.commerce import left_after_ruling_out, picked_offer
 from core.understanding.mentions import option_mentions

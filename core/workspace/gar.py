@@ -7,7 +7,7 @@ import difflib
 import numpy as np
 
 from core.retrieval.embedding import CachedEmbedder
-from core.workspace.config import GarRow, normalise_action
+from core.workspace.gar_file import GarRow, normalise_action
 
 SIMILARITY_THRESHOLD = 0.80
 

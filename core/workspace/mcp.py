@@ -37,7 +37,7 @@ PYTHON_COMMANDS = ("python", "python3")  # the engine's own interpreter: a works
 
 
 class Checker(Protocol):
-    """What the store.yaml checker offers (core.workspace.config._Checker)."""
+    """What the store.yaml checker offers (core.workspace.store_yaml._Checker)."""
 
     lines: dict[tuple[str | int, ...], int]
 

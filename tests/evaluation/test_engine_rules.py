@@ -9,7 +9,7 @@ from core.engine.build import load_workspace
 from core.engine.orchestrator import search_query
 from core.evaluation.testing import WorkspaceCache, run_file
 from core.retrieval.embedding import CachedEmbedder
-from core.workspace.config import Param, bind_params
+from core.workspace.params import Param, bind_params
 
 SELLER = Path(__file__).resolve().parents[2] / "examples" / "seller_support"
 

@@ -13,11 +13,11 @@ from core.engine.build import build_orchestrator
 from core.language import text as T
 from core.language.render import item_line, render_items
 from core.language.replies import catalogue, reset_voice, say, use_voice
-from core.retrieval.embedding import TriggerWords
+from core.retrieval.index import TriggerWords
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.understanding.brains.questions import asked_in, written_question
-from core.workspace.config import load_store_config
+from core.workspace.store_yaml import load_store_config
 from tests.thai.measure import labelled, measure
 
 ROOT = Path(__file__).resolve().parents[2]

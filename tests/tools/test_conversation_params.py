@@ -21,7 +21,8 @@ from core.engine.orchestrator import Orchestrator
 from core.retrieval.embedding import CachedEmbedder
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.gateway import ToolGateway
-from core.workspace.config import AgentDecl, Param, ToolDecl
+from core.workspace.config import AgentDecl, ToolDecl
+from core.workspace.params import Param
 from tests.tools.jsonhttp import send_json
 
 OPEN = "I need to open a ticket"

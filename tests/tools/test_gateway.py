@@ -14,7 +14,8 @@ import pytest
 from core.tools.base import ToolSpec
 from core.tools.declared import HttpTool, PythonTool, TableTool
 from core.tools.gateway import ToolGateway, ToolScript
-from core.workspace.config import AgentDecl, Param, ToolDecl
+from core.workspace.config import AgentDecl, ToolDecl
+from core.workspace.params import Param
 from tests.tools.jsonhttp import send_json
 
 

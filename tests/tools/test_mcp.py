@@ -186,7 +186,7 @@ def test_a_save_checked_on_a_staged_view_reuses_the_workspaces_server(
 
 def _call_in_a_worker(ws: str, out: object) -> None:
     from core.tools.mcp_tools import build_mcp_tools
-    from core.workspace.config import load_workspace_files
+    from core.workspace.files import load_workspace_files
 
     files = load_workspace_files(ws)
     tools, _ = build_mcp_tools(files, set())

@@ -15,7 +15,8 @@ from core.retrieval.embedding import CachedEmbedder
 from core.shared.errors import WorkspaceError
 from core.tools.inventory import Catalog, InventoryTool, load_catalog, sheet_catalog
 from core.tools.sheets import SheetFeed, SheetRef
-from core.workspace.config import InventoryDecl, load_store_config
+from core.workspace.config import InventoryDecl
+from core.workspace.store_yaml import load_store_config
 from tests.tools.sheets_fake import (
     LABEL,
     SHEET,

@@ -18,7 +18,8 @@ from core import build_orchestrator
 from core.shared.errors import WorkspaceError
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.gateway import ToolGateway
-from core.workspace.config import AgentDecl, Param, ToolDecl
+from core.workspace.config import AgentDecl, ToolDecl
+from core.workspace.params import Param
 
 SECRET = "sk-live-0123456789"
 

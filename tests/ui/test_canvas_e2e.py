@@ -19,8 +19,9 @@ import pytest
 
 from core.playground.workspaces import copy_workspace
 from core.retrieval.embedding import CachedEmbedder
-from core.sop.canvas import Canvas, open_canvas
-from core.workspace.config import load_workspace_files
+from core.sop.canvas.drawing import open_canvas
+from core.sop.canvas.model import Canvas
+from core.workspace.files import load_workspace_files
 from core.workspace.gar import GarIndex
 from tests.ui.browser import SHOTS, need_chromium, open_app, serve
 

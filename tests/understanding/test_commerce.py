@@ -7,8 +7,9 @@ from pathlib import Path
 from core.shared.models import Goal
 from core.state.memory.base import PreferenceSummary
 from core.understanding.domain.commerce import OFFERED, Commerce, offered
-from core.workspace.config import CommerceDecl, load_store_config
+from core.workspace.config import CommerceDecl
 from core.workspace.slots import SlotType, Vocabulary
+from core.workspace.store_yaml import load_store_config
 
 VOCAB = Vocabulary(["Tent", "Stove"], ["Coleman", "MSR"], ["waterproof", "light"])
 

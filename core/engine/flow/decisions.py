@@ -10,7 +10,8 @@ from core.engine.flow.contract import AgentEnv, AgentRunResponse
 from core.engine.flow.moves import move
 from core.engine.flow.results import facts, results_context
 from core.shared.models import Goal
-from core.sop.expr import EvalError, evaluate, lookup, parse, paths
+from core.sop.expr import parse, paths
+from core.sop.expr_eval import EvalError, evaluate, lookup
 from core.sop.graph import Node, Sop
 
 

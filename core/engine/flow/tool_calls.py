@@ -14,7 +14,9 @@ from core.engine.flow.moves import asker_for
 from core.engine.flow.results import facts
 from core.language.replies import say
 from core.shared.models import Goal, GoalStatus, MemoryEntry
-from core.sop.expr import TEMPLATE_REF, lookup, strip_context
+from core.sop.expr import strip_context
+from core.sop.expr_eval import lookup
+from core.sop.expr_templates import TEMPLATE_REF
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
 from core.understanding.answer_shape import unknown

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
+from core.sop.expr_templates import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node
 from core.understanding.brains.cleaning import clean_reply
 

@@ -11,9 +11,10 @@ from core.language import lexicons as LEX
 from core.language import text as T
 from core.language.render import as_text
 from core.language.replies import voice
-from core.retrieval.embedding import CachedEmbedder, TriggerWords
-from core.sop.expr import CURRENCY_BEFORE
-from core.sop.expr import TEMPLATE_REF as PLACEHOLDER
+from core.retrieval.embedding import CachedEmbedder
+from core.retrieval.index import TriggerWords
+from core.sop.expr_templates import CURRENCY_BEFORE
+from core.sop.expr_templates import TEMPLATE_REF as PLACEHOLDER
 from core.sop.graph import Node, Sop
 from core.understanding.brains.base import Perception
 from core.understanding.brains.conditions import (
@@ -157,7 +158,8 @@ def fill_template(template: str, values: dict[str, Any], computed: list[str] | N
     """Replace ``{context.key}`` / ``{key}`` placeholders and expressions (``{quantity * unit_price}``);
     unknown keys stay visible as-is. ``computed`` receives each figure an expression gave (grounded by its
     sources, for the grounding check)."""
-    from core.sop.expr import fill_expressions, lookup
+    from core.sop.expr_eval import lookup
+    from core.sop.expr_templates import fill_expressions
 
     def sub(m: re.Match[str]) -> str:
         val = lookup(values, m.group(1))
