@@ -15,13 +15,13 @@ pg = services.current()
 with st.sidebar:
     st.divider()
     if st.button("New session", icon=":material/add_comment:", width="stretch"):
-        st.session_state[services.SESSION_KEY] = pg.new_session_id()
+        st.session_state[services.SESSION_KEY] = pg.chat.new_session_id()
     with st.popover("Save chat as test", icon=":material/playlist_add_check:", width="stretch",
                     help="The messages of this chat become a conversation test of the workspace; what the agent "
                          "did at each turn becomes its expectations. SOP and GAR saves then check it."):
         test_name = st.text_input("Test name", key="chat_test_name", placeholder="e.g. mouse purchase on a budget")
         if st.button("Save as test", type="primary", key="save_chat_test"):
-            widgets.saved_test(lambda: pg.save_chat_as_test(services.session_id(), test_name))
+            widgets.saved_test(lambda: pg.runs.save_chat_as_test(services.session_id(), test_name))
     services.keep("customer_widget", services.CUSTOMER_KEY, "")
     customer = st.text_input("Customer id", key="customer_widget", placeholder="e.g. cust-1",
                              help="Preferences are remembered per customer across sessions.")
@@ -53,7 +53,7 @@ if not SharedModel.ready():
 prompt = st.chat_input("Message the agent", key="chat_input")
 if prompt:
     try:
-        pg.send(sid, prompt, customer or None)
+        pg.chat.send(sid, prompt, customer or None)
     except UserInputError as exc:
         st.error(str(exc), icon=":material/error:")
 
@@ -65,7 +65,7 @@ st.html("<style>div[data-testid=stColumn]:has(.st-key-goal_panel){position:stick
         "max-height:none}}</style>")
 left, right = st.columns([3, 2], gap="large")
 with left:
-    turns = pg.traces(sid)
+    turns = pg.chat.traces(sid)
     if not turns:
         titles = [sop.title.lower() for sop in pg.workspace.sops if sop.title][:4]
         st.info("Say hello" + (", or ask me to " + "; ".join(titles) if titles else "") + ".",
@@ -83,8 +83,8 @@ with left:
                              services.URL_TURN: str(tr.get("turn"))})
 
 with right, st.container(key="goal_panel"):  # stays in view while the chat scrolls (styles below)
-    state = pg.state(sid)
-    panel, story = pg.goal_panel(state), pg.goal_story(state)
+    state = pg.chat.state(sid)
+    panel, story = pg.chat.goal_panel(state), pg.chat.goal_story(state)
     st.subheader("Goal")
     if story["now"]:
         st.markdown(f"**{story['now']}**")
@@ -97,7 +97,7 @@ with right, st.container(key="goal_panel"):  # stays in view while the chat scro
         st.markdown("**Finished:** " + "; ".join(f"{f['request']}: {f['outcome']}" for f in story["finished"][:5]))
     if not panel["active_goal"] and not story["finished"]:
         st.caption("No request yet.")
-    flow = pg.flow(sid)
+    flow = pg.chat.flow(sid)
     if flow is not None:
         with st.container(key="flow_graph"):
             st.caption(f"**{flow['title']}**: the path so far in blue"
@@ -124,7 +124,7 @@ with right, st.container(key="goal_panel"):  # stays in view while the chat scro
         else:
             st.caption("empty")
     if customer:
-        prefs, warning = pg.remembered(customer)
+        prefs, warning = pg.preferences.remembered(customer)
         if warning:
             st.warning(warning, icon=":material/cloud_off:")
         if not prefs.is_empty():

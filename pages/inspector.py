@@ -11,7 +11,7 @@ from ui import services, widgets
 pg = services.current()
 st.title("Inspector")
 
-sessions = pg.sessions()
+sessions = pg.chat.sessions()
 if not sessions:
     st.info("No sessions yet: chat with the agent first.")
     st.stop()
@@ -26,15 +26,15 @@ st.caption(f"Session `{sid}`" + (" (this chat)" if sid == mine else ""))
 with st.popover("Delete session", icon=":material/delete:"):
     st.write(f"Delete session `{sid}` and its traces? This cannot be undone.")
     if st.button("Delete", type="primary", key="delete_session"):
-        pg.delete_session(sid)
+        pg.chat.delete_session(sid)
         st.rerun()
-state = pg.state(sid)
+state = pg.chat.state(sid)
 if state is None:
     st.warning("That session no longer exists.")
     st.stop()
 
 if state.handoff_turn is not None:  # the team takes it from here: say so above everything else
-    how = next((tr.get("handoff") or {} for tr in pg.traces(sid) if tr.get("turn") == state.handoff_turn), {})
+    how = next((tr.get("handoff") or {} for tr in pg.chat.traces(sid) if tr.get("turn") == state.handoff_turn), {})
     by = "an SOP step handed it off" if how.get("by") == "sop" else "the customer asked for a person"
     sent = f"; sent through `{how['tool']}` ({how['sent']})" if how.get("tool") else ""
     st.warning(f"Handed off to the team at turn {state.handoff_turn}: {by}{sent}.", icon=":material/support_agent:")
@@ -49,7 +49,7 @@ st.markdown(f"**Active goal:** `{active.type}` ({active.status.value})" if activ
 
 wanted = st.query_params.get(services.URL_TURN)
 if wanted and st.query_params.get(services.URL_SESSION) == sid:
-    found = next((tr for tr in pg.traces(sid) if str(tr.get("turn")) == wanted), None)
+    found = next((tr for tr in pg.chat.traces(sid) if str(tr.get("turn")) == wanted), None)
     if found is None:
         st.warning(f"Turn {wanted} is not in this session.")
     else:
@@ -63,9 +63,9 @@ tabs = st.tabs(["Timeline", "Flow", "Execution memory", "Tool calls", "Preferenc
                "Export"])
 with tabs[0]:
     st.caption("Goal and stack changes turn by turn (stack shown bottom → top after the turn).")
-    st.dataframe(pd.DataFrame(pg.timeline(sid)), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(pg.inspector.timeline(sid)), hide_index=True, width="stretch")
 with tabs[1]:
-    flow = pg.flow(sid)
+    flow = pg.chat.flow(sid)
     if flow is None:
         st.caption("No SOP has run in this session.")
     else:
@@ -73,7 +73,7 @@ with tabs[1]:
                    + (", its current step outlined in red." if flow["current"] else "."))
         st.graphviz_chart(flow["dot"], width="stretch")
 with tabs[2]:
-    rows = pg.execution_memory(state)
+    rows = pg.inspector.execution_memory(state)
     if rows:
         frame = pd.DataFrame(rows)
         for goal, part in frame.groupby("goal", sort=False):
@@ -82,7 +82,7 @@ with tabs[2]:
     else:
         st.caption("No steps recorded yet.")
 with tabs[3]:
-    calls = pg.tool_calls(sid)
+    calls = pg.inspector.tool_calls(sid)
     if calls:
         st.dataframe(pd.DataFrame(calls), hide_index=True, width="stretch")
     else:
@@ -93,12 +93,12 @@ with tabs[4]:
         st.caption("This session has no customer id, so nothing is remembered across sessions.")
     else:
         st.caption(f"Preferences are kept in {pg.memory.label}.")
-        prefs, warning = pg.remembered(customer)
+        prefs, warning = pg.preferences.remembered(customer)
         if warning:
             st.warning(warning, icon=":material/cloud_off:")
         st.markdown(f"Customer **{customer}**: {prefs.as_text() or 'nothing remembered yet'}")
         try:
-            entries = pg.preference_entries(customer)
+            entries = pg.preferences.preference_entries(customer)
         except UserInputError as exc:
             st.error(str(exc))
             entries = []
@@ -109,16 +109,16 @@ with tabs[4]:
             c.caption(f"from session {entry.session_id or '—'}, turn {entry.turn}: “{entry.message}”")
             if new_value != entry.value:
                 try:
-                    pg.edit_preference(customer, entry.id, new_value)
+                    pg.preferences.edit_preference(customer, entry.id, new_value)
                     st.rerun()
                 except UserInputError as exc:
                     st.error(str(exc))
             if d.button("Forget", key=f"forget_{entry.id}", icon=":material/delete:"):
-                pg.forget_preference(customer, entry.id)
+                pg.preferences.forget_preference(customer, entry.id)
                 st.rerun()
 with tabs[5]:
     st.json(state.model_dump(mode="json"), expanded=2)
 with tabs[6]:
-    st.download_button("Download session JSON", pg.export_session(sid), file_name=f"session-{sid}.json",
+    st.download_button("Download session JSON", pg.inspector.export_session(sid), file_name=f"session-{sid}.json",
                        mime="application/json", icon=":material/download:")
     st.caption("State, every turn's trace, SOP versions and the customer's memory: attach it to a bug report.")

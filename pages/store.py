@@ -19,7 +19,7 @@ tab_inv, tab_kb, tab_ws, tab_settings, tab_versions = st.tabs(
     key="store_tab", on_change="rerun")  # the tab is kept when a save redraws the page
 
 with tab_settings:
-    now = pg.settings()
+    now = pg.store.settings()
     with st.form("store_settings"):
         name = st.text_input("Name", value=now["name"], max_chars=80, key="set_name")
         c1, c2 = st.columns(2)
@@ -34,7 +34,7 @@ with tab_settings:
                                  placeholder="e.g. Welcome to Paws & Claws!",
                                  help="How the agent answers a hello, before it says what it can help with. "
                                       "Blank: a plain hello in the customer's language.")
-        known = pg.known_languages()
+        known = pg.store.known_languages()
         langs = st.multiselect("Languages customers may write in", list(known), default=now["languages"],
                                format_func=lambda c: f"{known[c]} ({c})", key="set_languages",
                                help="A message in another script gets a polite note naming these. "
@@ -47,21 +47,21 @@ with tab_settings:
                                 help="How the agent closes its sentences to Thai customers: ครับ or ค่ะ.")
         if st.form_submit_button("Save settings", type="primary", icon=":material/save:"):
             try:
-                widgets.saved(pg.save_settings(name, currency, region, description, greeting, langs, particle),
+                widgets.saved(pg.store.save_settings(name, currency, region, description, greeting, langs, particle),
                               "Store settings", redraw=True)
             except UserInputError as exc:
                 st.error(f"{exc} — nothing was changed.", icon=":material/error:")
 
 with tab_inv:
-    sheet = pg.inventory_sheet()
+    sheet = pg.store.inventory_sheet()
     if sheet is not None:
         inventory_ui.sheet_state(pg, sheet)  # before the table, so "Refresh now" shows the new copy below
-    current = pg.inventory_frame()
+    current = pg.store.inventory_frame()
     if current is None:
         st.info("This store has no inventory yet." if sheet is None else "The sheet has not been read yet.")
     else:
         st.caption(f"{len(current)} items · mapping: " +
-                   ", ".join(f"{role} ← `{col}`" for role, col in pg.inventory_mapping().items()))
+                   ", ".join(f"{role} ← `{col}`" for role, col in pg.store.inventory_mapping().items()))
         st.dataframe(current.head(200), hide_index=True, width="stretch", height=260)
     st.markdown("#### Replace the inventory")
     upload = st.file_uploader(f"Inventory file (CSV or XLSX, up to {limit_mb} MB)",
@@ -69,16 +69,16 @@ with tab_inv:
     if upload is not None:
         data = upload.getvalue()
         try:
-            frame = pg.preview_inventory(upload.name, data)
+            frame = pg.store.preview_inventory(upload.name, data)
         except UserInputError as exc:
             st.error(str(exc), icon=":material/error:")
         else:
             st.markdown(f"**Preview** of `{upload.name}`: {len(frame)} rows, {len(frame.columns)} columns")
             st.dataframe(frame.head(20), hide_index=True, width="stretch")
-            mapping, attributes = inventory_ui.map_columns(frame, pg.inventory_mapping(), upload.name)
+            mapping, attributes = inventory_ui.map_columns(frame, pg.store.inventory_mapping(), upload.name)
             if st.button("Apply inventory", type="primary", icon=":material/upload:", key="apply_inventory"):
                 with st.spinner("Checking and re-indexing…"):
-                    found, result = pg.upload_inventory(upload.name, data, mapping, attributes)
+                    found, result = pg.store.upload_inventory(upload.name, data, mapping, attributes)
                 widgets.mapping_problems(found)
                 if result is None:
                     st.error("Inventory not applied: fix the mapping first. Nothing was changed on disk.")
@@ -108,7 +108,7 @@ def kb_indexing() -> None:
 
 
 with tab_kb:
-    docs = pg.kb_documents()
+    docs = pg.store.kb_documents()
     st.caption(f"{len(docs)} documents · {sum(d['chunks'] for d in docs)} chunks, indexed with MiniLM + FAISS")
     kb_indexing()
     for doc in docs:
@@ -116,13 +116,13 @@ with tab_kb:
         a.markdown(f"`{doc['file']}`")
         b.caption(f"{doc['bytes'] / 1024:.1f} KB · {doc['chunks']} chunks")
         if c.button("Delete", key=f"del_{doc['file']}", icon=":material/delete:"):
-            widgets.saved(pg.delete_kb(doc["file"]), f"deletion of {doc['file']}", redraw=True)
+            widgets.saved(pg.store.delete_kb(doc["file"]), f"deletion of {doc['file']}", redraw=True)
     kb_files = st.file_uploader(f"Add documents (.md, .txt, .pdf; up to {limit_mb} MB each)",
                                 type=[t[1:] for t in KB_TYPES], accept_multiple_files=True, key="kb_upload")
     if kb_files and st.button("Add to knowledge base", type="primary", icon=":material/upload:", key="apply_kb"):
         try:
             with st.spinner("Checking…"):
-                widgets.saved(pg.upload_kb([(f.name, f.getvalue()) for f in kb_files]), "Knowledge base",
+                widgets.saved(pg.store.upload_kb([(f.name, f.getvalue()) for f in kb_files]), "Knowledge base",
                               redraw=True)
         except UserInputError as exc:
             st.error(f"{exc} — nothing was added.", icon=":material/error:")
@@ -141,7 +141,7 @@ with tab_ws:
         w1, w2 = st.columns(2)
         wiz_currency = w1.text_input("Currency", value="USD", max_chars=3, key="wiz_currency")
         wiz_region = w2.text_input("Region", max_chars=2, key="wiz_region", placeholder="US")
-        known_langs = pg.known_languages()
+        known_langs = pg.store.known_languages()
         wiz_langs = st.multiselect("Languages customers may write in", list(known_langs), key="wiz_languages",
                                    format_func=lambda c: f"{known_langs[c]} ({c})")
         wiz_greeting = st.text_input("Greeting", max_chars=300, key="wiz_greeting",
@@ -185,17 +185,17 @@ with tab_ws:
             st.rerun()
 
 with tab_versions:
-    known = pg.versions()
-    st.markdown(f"This workspace now: **{pg.current_version()}**. A chat records the version that answered it "
+    known = pg.history.versions()
+    st.markdown(f"This workspace now: **{pg.history.current_version()}**. A chat records the version that answered it "
                 "(Inspector, trace). Publish a version before a demo or a big change; roll back to one at any time.")
     with st.form("publish_version", border=False):
         note = st.text_input("Note", max_chars=300, key="version_note",
                              placeholder="e.g. returns flow for the Friday demo")
         if st.form_submit_button("Publish version", type="primary", icon=":material/new_releases:"):
             try:
-                published = pg.publish_version(note)
+                published = pg.history.publish_version(note)
                 st.success(f"Published {published.label}: {published.note}", icon=":material/check_circle:")
-                known = pg.versions()
+                known = pg.history.versions()
             except UserInputError as exc:
                 st.error(str(exc), icon=":material/error:")
     if not known:
@@ -209,7 +209,7 @@ with tab_versions:
         a, b = st.columns(2)
         old = a.selectbox("Compare", names, index=max(0, len(labels) - 2), key="diff_old")
         new = b.selectbox("with", names, index=len(names) - 1, key="diff_new")
-        changed = pg.version_diff(labels.get(old), labels.get(new))
+        changed = pg.history.version_diff(labels.get(old), labels.get(new))
         with st.container(key="version_diff"):
             if not changed:
                 st.caption(f"{old} and {new} have the same files.")
@@ -220,6 +220,6 @@ with tab_versions:
         back = c.selectbox("Roll back to", list(labels), index=len(labels) - 1, key="rollback_to")
         if d.button(f"Roll back to {back}", icon=":material/restore:", key="rollback"):
             try:
-                widgets.saved(pg.roll_back(labels[back]), f"Roll back to {back}", redraw=True)
+                widgets.saved(pg.history.roll_back(labels[back]), f"Roll back to {back}", redraw=True)
             except UserInputError as exc:
                 st.error(str(exc), icon=":material/error:")

@@ -33,7 +33,7 @@ def refresh() -> None:
 
 def quick_fix(step: str) -> None:
     """Add a step no GAR row matches to the GAR, its row guessed from the workspace's own rows."""
-    guess = pg.suggest_gar_row(step)
+    guess = pg.studio.suggest_gar_row(step)
     with st.expander(f"Quick fix: add “{step}” to the GAR", icon=":material/build:"):
         with st.form(f"fix_{step}", border=False):
             kinds = ["ask_user_input", "message_to_user", "api_call", "external_knowledge",
@@ -46,8 +46,8 @@ def quick_fix(step: str) -> None:
             params = st.text_input("params", guess["params"], help="Slot names joined with |; ? marks an optional one.")
             if st.form_submit_button("Add to the GAR", type="primary", icon=":material/add:"):
                 try:
-                    result = pg.add_gar_row({"action": step, "action_type": kind, "user_interaction_metadata": meta,
-                                             "api": api, "params": params})
+                    result = pg.studio.add_gar_row({"action": step, "action_type": kind,
+                                                    "user_interaction_metadata": meta, "api": api, "params": params})
                     widgets.saved(result, "gar.csv")
                     if result.saved:
                         refresh()
@@ -131,7 +131,7 @@ tab_sops, tab_gar, tab_replay, tab_sim, tab_history = st.tabs(["SOPs", "Global A
                                                                "History and undo"])
 
 with tab_sops:
-    files = pg.sop_files()
+    files = pg.studio.sop_files()
     services.keep(VIEW, VIEW_KEPT, "Text")
     on_canvas = st.session_state.get(VIEW) == "Canvas"
     cols = st.columns([1.15, 4.85] if on_canvas else [1.15, 2.5, 2.35], gap="medium")  # the canvas takes the graph's
@@ -160,7 +160,7 @@ with tab_sops:
                         refresh()
                         st.rerun()
 
-                    checked_action(f"sops/{fname}", lambda mode, f=fname, src=source: pg.save_sop(
+                    checked_action(f"sops/{fname}", lambda mode, f=fname, src=source: pg.studio.save_sop(
                         f, src, create=True, tests=mode), opened)
                 except UserInputError as exc:
                     st.error(str(exc))
@@ -174,10 +174,10 @@ with tab_sops:
             if st.button("Import", key="import_star", disabled=not (star_dir.strip() or flow_up)):
                 try:
                     if flow_up is not None:
-                        imported, result = pg.import_star_upload(
+                        imported, result = pg.studio.import_star_upload(
                             (flow_up.name, flow_up.getvalue()), (api_up.name, api_up.getvalue()) if api_up else None)
                     else:
-                        imported, result = pg.import_star(star_dir.strip())
+                        imported, result = pg.studio.import_star(star_dir.strip())
                     widgets.saved(result, f"STAR task {imported.task} ({imported.sop_id})")
                     for note in imported.notes:
                         st.caption(note)
@@ -192,14 +192,15 @@ with tab_sops:
                                           key=f"dup_name_{choice}")
                 if st.button("Duplicate", key="duplicate_sop"):
                     try:
-                        checked_action(f"sops/{copy_name}", lambda mode, c=choice, n=copy_name: pg.duplicate_sop(
+                        checked_action(f"sops/{copy_name}", lambda mode, c=choice, n=copy_name: pg.studio.duplicate_sop(
                             c, n, tests=mode), lambda: (refresh(), st.rerun()))
                     except UserInputError as exc:
                         st.error(str(exc))
             with st.popover("Delete", icon=":material/delete:", width="stretch"):
                 st.write(f"Delete `sops/{choice}`? It is backed up and can be undone.")
                 if st.button("Delete", type="primary", key="delete_sop"):
-                    checked_action(f"deletion of sops/{choice}", lambda mode, c=choice: pg.delete_sop(c, tests=mode),
+                    checked_action(f"deletion of sops/{choice}",
+                                   lambda mode, c=choice: pg.studio.delete_sop(c, tests=mode),
                                    lambda: (refresh(), st.rerun()))
         held_action()
 
@@ -208,15 +209,15 @@ with tab_sops:
             st.info("No SOPs yet: create one with **New SOP**.")
         else:
             rel = f"sops/{choice}"
-            source = pg.read_sop(choice)
-            draft = pg.draft(rel)
+            source = pg.studio.read_sop(choice)
+            draft = pg.studio.draft(rel)
             shown = source if draft is None else draft
             view = st.segmented_control("View", ["Text", "Canvas"], key=VIEW, label_visibility="collapsed",
                                         required=True)
             st.session_state[VIEW_KEPT] = view
             if view == "Canvas":  # the same draft as the text editor, edited step by step
                 edited = shown
-                check = pg.check_sop(choice, edited)
+                check = pg.studio.check_sop(choice, edited)
                 canvas_ui.editor(pg, rel, edited, check, refresh)
             else:
                 services.keep(PLAIN, PLAIN_KEPT, False)
@@ -232,8 +233,8 @@ with tab_sops:
                     edited = st_ace(value=shown, language="json" if choice.endswith(".json") else "yaml",
                                     theme="chrome", min_lines=24, max_lines=40, wrap=True, font_size=13,
                                     annotations=marks, key=f"ace_{gen}_{choice}")
-                pg.keep_draft(rel, edited)  # kept until saved or discarded: tabs, pages and reloads lose nothing
-                check = pg.check_sop(choice, edited)
+                pg.studio.keep_draft(rel, edited)  # kept until saved or discarded: tabs, pages and reloads lose nothing
+                check = pg.studio.check_sop(choice, edited)
                 marks = widgets.annotations([p for p in check.problems if p.file == rel])
                 if not plain and marks != st.session_state.get(f"marks_{rel}", []):
                     st.session_state[f"marks_{rel}"] = marks  # the editor shows them from the next run
@@ -241,20 +242,20 @@ with tab_sops:
             dirty = edited != source
             c1, c2 = st.columns([1, 2])
             if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):
-                result = pg.save_sop(choice, edited)
+                result = pg.studio.save_sop(choice, edited)
                 widgets.saved(result, rel)
                 if result.broken:
                     st.session_state[HELD] = {"rel": rel, "text": edited}
                 if result.saved:
-                    check, dirty = pg.check_sop(choice, edited), False
+                    check, dirty = pg.studio.check_sop(choice, edited), False
                     refresh()
-            held_save(rel, edited, lambda mode: pg.save_sop(choice, edited, tests=mode), rel)
+            held_save(rel, edited, lambda mode: pg.studio.save_sop(choice, edited, tests=mode), rel)
             if dirty:
                 c2.caption("Unsaved draft: kept if you leave this page, not used by the chat until saved.")
                 with c2.popover("Discard draft", icon=":material/delete_sweep:"):
                     st.write(f"Throw away the unsaved changes to `{rel}` and go back to the saved version?")
                     if st.button("Discard", type="primary", key="discard_sop"):
-                        pg.discard_draft(rel)
+                        pg.studio.discard_draft(rel)
                         refresh()
                         st.rerun()
             else:
@@ -278,27 +279,27 @@ with tab_gar:
                "`params` are slot names joined with |, `?` marks an optional one.")
     editor_key = f"gar_{gen}"
     if editor_key not in st.session_state or "gar_base" not in st.session_state:  # drawn afresh: saved or draft
-        st.session_state["gar_base"] = pg.gar_rows(draft=True)
+        st.session_state["gar_base"] = pg.studio.gar_rows(draft=True)
     edited_gar = st.data_editor(pd.DataFrame(st.session_state["gar_base"], columns=list(GAR_COLUMNS)),
                                 num_rows="dynamic", width="stretch", key=editor_key, height=460)
     gar_rows = edited_gar.to_dict("records")
-    pg.keep_gar_draft(gar_rows)
-    gar_dirty = pg.draft("gar.csv") is not None
+    pg.studio.keep_gar_draft(gar_rows)
+    gar_dirty = pg.studio.draft("gar.csv") is not None
     g1, g2 = st.columns([1, 2])
     if g1.button("Save GAR", type="primary", icon=":material/save:", key="save_gar", disabled=not gar_dirty):
-        result = pg.save_gar(gar_rows)
+        result = pg.studio.save_gar(gar_rows)
         widgets.saved(result, "gar.csv")
         if result.broken:
-            st.session_state[HELD] = {"rel": "gar.csv", "text": pg.gar_text(gar_rows)}
+            st.session_state[HELD] = {"rel": "gar.csv", "text": pg.studio.gar_text(gar_rows)}
         if result.saved:
             refresh()
-    held_save("gar.csv", pg.gar_text(gar_rows), lambda mode: pg.save_gar(gar_rows, tests=mode), "gar.csv")
+    held_save("gar.csv", pg.studio.gar_text(gar_rows), lambda mode: pg.studio.save_gar(gar_rows, tests=mode), "gar.csv")
     if gar_dirty:
         g2.caption("Unsaved draft: kept if you leave this page, not used by the chat until saved.")
         with g2.popover("Discard draft", icon=":material/delete_sweep:"):
             st.write("Throw away the unsaved changes to `gar.csv` and go back to the saved version?")
             if st.button("Discard", type="primary", key="discard_gar"):
-                pg.discard_draft("gar.csv")
+                pg.studio.discard_draft("gar.csv")
                 refresh()
                 st.rerun()
     else:
@@ -313,7 +314,7 @@ with tab_replay:
     st.markdown("**Drafts compared:** " + (", ".join(f"`{d}`" for d in drafts) if drafts else
                 "none: a chat is compared with what it did when it was recorded"))
     source = st.radio("Recording", ["A chat", "A conversation test"], horizontal=True, key="replay_source")
-    chats, tests = pg.sessions(), pg.conversation_files()
+    chats, tests = pg.chat.sessions(), pg.runs.conversation_files()
     picked_chat, picked_test = "", None
     if source == "A chat":
         by_label = {f"{widgets.session_label(c)} · {c['session_id']}": c["session_id"] for c in chats}
@@ -333,7 +334,7 @@ with tab_replay:
                  disabled=not (picked_chat or picked_test)):
         bar = st.progress(0.0, text="replaying")
         try:
-            st.session_state["replay_report"] = pg.replay(
+            st.session_state["replay_report"] = pg.runs.replay(
                 session_id=picked_chat, test=picked_test, progress=lambda f, s: bar.progress(f, text=s)).to_dict()
         except UserInputError as exc:
             st.error(str(exc))
@@ -344,13 +345,13 @@ with tab_sim:
     simulate_ui.tab(pg)
 
 with tab_history:
-    saved_changes = pg.backups()
+    saved_changes = pg.history.backups()
     if not saved_changes:
         st.info("Nothing to undo yet.")
     else:
         st.markdown(f"Last change: **{saved_changes[0].label}** ({saved_changes[0].stamp})")
         if st.button("Undo last change", icon=":material/undo:", key="undo"):
-            done = pg.undo()
+            done = pg.history.undo()
             if done is not None:
                 st.toast(f"Undone: {done.label}")
             refresh()
@@ -360,7 +361,7 @@ with tab_history:
             d, t = change.stamp[:8], change.stamp[9:15]
             when = f"{d[:4]}-{d[4:6]}-{d[6:]} {t[:2]}:{t[2:4]}:{t[4:]} UTC"
             with st.expander(f"{change.label} · {when}", expanded=i == 0):
-                for diff in pg.change_diff(change).values():
+                for diff in pg.history.change_diff(change).values():
                     st.code(diff, language="diff")
     st.markdown("**Workspace lint**")
     widgets.problems(pg.problems, ok_text="The workspace lints clean.")

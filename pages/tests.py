@@ -14,7 +14,7 @@ st.title("Test runs")
 tab_conv, tab_eval = st.tabs(["Conversation tests", "Synthetic evaluation"])
 
 with tab_conv:
-    files = pg.conversation_files()
+    files = pg.runs.conversation_files()
     if not files:
         st.info(f"No conversation tests in this workspace yet: add YAML files under `{pg.root.name}/conversations/` "
                 "(format in the README).")
@@ -23,7 +23,7 @@ with tab_conv:
         picked = st.multiselect("Conversation files", list(rel), default=list(rel), key="test_files")
         if st.button("Run tests", type="primary", icon=":material/play_arrow:", disabled=not picked, key="run_tests"):
             bar = st.progress(0.0, text="starting")
-            ran = pg.run_tests([rel[r] for r in picked], progress=lambda f, s: bar.progress(f, text=s))
+            ran = pg.runs.run_tests([rel[r] for r in picked], progress=lambda f, s: bar.progress(f, text=s))
             st.session_state["test_results"] = list(zip(ran, picked, strict=True))
             st.session_state["test_coverage"] = step_coverage(ran, {str(pg.root): pg.workspace})
     results = st.session_state.get("test_results") or []
@@ -69,7 +69,7 @@ with tab_eval:
     if c3.button("Run evaluation", type="primary", icon=":material/science:", key="run_eval"):
         bar = st.progress(0.0, text="generating sessions")
         try:
-            report = pg.evaluate(sessions, seed, progress=lambda f, s: bar.progress(f, text=s))
+            report = pg.runs.evaluate(sessions, seed, progress=lambda f, s: bar.progress(f, text=s))
             st.session_state["eval_report"] = report.to_dict()
             st.session_state["eval_coverage"] = step_coverage_of_sessions(report.reached, pg.workspace,
                                                                           str(pg.root))

@@ -79,14 +79,14 @@ def test_the_playground_shows_and_exports_every_request_of_a_long_session(embedd
     from core.playground.service import Playground
 
     pg = Playground(ROOT, embedder=embedder, state_url="sqlite:///:memory:")
-    sid = pg.new_session_id()
+    sid = pg.chat.new_session_id()
     for n in range(4):
-        pg.send(sid, "My laptop keeps freezing.")
-        pg.send(sid, f"Asus Zenbook {n}, freezes when gaming.")
-    hot = pg.store.load(sid)
-    shown = pg.state(sid)
+        pg.chat.send(sid, "My laptop keeps freezing.")
+        pg.chat.send(sid, f"Asus Zenbook {n}, freezes when gaming.")
+    hot = pg.state_store.load(sid)
+    shown = pg.chat.state(sid)
     assert hot is not None and shown is not None and len(hot.goals) < len(shown.goals)
-    exported = json.loads(pg.export_session(sid))
+    exported = json.loads(pg.inspector.export_session(sid))
     assert sorted(exported["state"]["goals"]) == sorted(shown.goals)
     assert {g["slots"].get("device_model") for g in exported["state"]["goals"].values()} >= {
         f"Asus Zenbook {n}" for n in range(4)}

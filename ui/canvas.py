@@ -141,7 +141,7 @@ def _apply(pg: Playground, canvas: Canvas, rel: str, edit: Callable[[], Edit], o
         return
     changed = done.source != canvas.source  # the text the canvas was drawn from (the draft, else the file)
     if changed:
-        pg.keep_draft(rel, done.source)
+        pg.studio.keep_draft(rel, done.source)
     if redraw:  # the arrow drawn is now the SOP's own (or was already): draw the SOP as it is
         st.session_state.pop(f"canvas_flow_{rel}_sig", None)
     if done.selected:

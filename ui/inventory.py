@@ -54,7 +54,7 @@ def sheet_state(pg: Playground, status: SheetStatus) -> None:
     if st.button("Refresh now", icon=":material/sync:", key="refresh_sheet",
                  help="Read the sheet now instead of waiting for the interval"):
         with st.spinner("Reading the sheet…"):
-            found = pg.refresh_inventory()
+            found = pg.store.refresh_inventory()
         if found:
             widgets.problems(found)
         else:
@@ -77,17 +77,17 @@ def connect_sheet(pg: Playground) -> None:
     if not sheet or st.session_state.get(PREVIEWED) != (sheet, worksheet):
         return
     try:
-        frame, found = pg.preview_sheet(sheet, worksheet, fresh=fresh)
+        frame, found = pg.store.preview_sheet(sheet, worksheet, fresh=fresh)
     except UserInputError as exc:
         st.error(str(exc), icon=":material/error:")
         return
     widgets.problems(found)
     st.markdown(f"**Preview**: {len(frame)} rows, {len(frame.columns)} columns")
     st.dataframe(frame.head(20), hide_index=True, width="stretch")
-    mapping, attributes = map_columns(frame, pg.inventory_mapping(), "sheet")
+    mapping, attributes = map_columns(frame, pg.store.inventory_mapping(), "sheet")
     if st.button("Use this sheet", type="primary", icon=":material/link:", key="apply_sheet"):
         with st.spinner("Checking and re-indexing…"):
-            problems, result = pg.connect_sheet(sheet, worksheet, float(minutes), mapping, attributes)
+            problems, result = pg.store.connect_sheet(sheet, worksheet, float(minutes), mapping, attributes)
         widgets.mapping_problems(problems)
         if result is None:
             st.error("Sheet not connected: fix the mapping first. Nothing was changed on disk.")

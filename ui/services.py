@@ -11,6 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.playground import Playground, known_workspaces
+from core.playground.chat import Chat
 from core.playground.workspaces import REPO_ROOT
 from core.retrieval.embedding import SharedModel
 
@@ -150,7 +151,7 @@ def switch_to(path: Path) -> None:
 def session_id() -> str:
     """The chat session of this browser session (created on first use)."""
     if SESSION_KEY not in st.session_state:
-        st.session_state[SESSION_KEY] = Playground.new_session_id()
+        st.session_state[SESSION_KEY] = Chat.new_session_id()
     return str(st.session_state[SESSION_KEY])
 
 

@@ -34,7 +34,7 @@ def tab(pg: Playground) -> None:
                  disabled=not manners):
         bar = st.progress(0.0, text="starting")
         try:
-            report = pg.simulate(sops=None if sop == ALL else [sop], manners=manners, k=k, seed=seed,
+            report = pg.runs.simulate(sops=None if sop == ALL else [sop], manners=manners, k=k, seed=seed,
                                  progress=lambda f, s: bar.progress(f, text=s))
             st.session_state[REPORT] = {"root": str(pg.root), "report": report}
         except UserInputError as exc:
@@ -78,6 +78,6 @@ def show(pg: Playground, report: SimulationReport) -> None:
             name = st.text_input("Test name", value=f"simulated {run.persona} run {run.trial}",
                                  key=f"sim_name_{i}")
             if st.button("Save as test", icon=":material/playlist_add_check:", key=f"sim_save_{i}"):
-                widgets.saved_test(lambda run=run, name=name: pg.save_traces_as_test(
+                widgets.saved_test(lambda run=run, name=name: pg.runs.save_traces_as_test(
                     run.traces, name, customer_id=run.customer_id or "", scripted=run.scripted))
 

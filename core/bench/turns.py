@@ -213,12 +213,12 @@ def kb_upload_times(workspace: str, megabytes: float = 2.0) -> dict[str, Any]:
         done = threading.Event()
 
         def chat(n: int, pause: float) -> None:
-            sid = pg.new_session_id()
+            sid = pg.chat.new_session_id()
             for _ in range(n):
                 if done.is_set():
                     return
                 started = time.perf_counter()
-                pg.send(sid, f"How long does a refund take after {len(turn_ms) + 2} days?")  # a new text each time
+                pg.chat.send(sid, f"How long does a refund take after {len(turn_ms) + 2} days?")  # a new text each time
                 turn_ms.append((time.perf_counter() - started) * 1000)
                 time.sleep(pause)
 
@@ -230,7 +230,7 @@ def kb_upload_times(workspace: str, megabytes: float = 2.0) -> dict[str, Any]:
         chatter = threading.Thread(target=chat_meanwhile, daemon=True)
         started = time.perf_counter()
         chatter.start()
-        result = pg.upload_kb([("generated-article.md", doc)])
+        result = pg.store.upload_kb([("generated-article.md", doc)])
         returned = time.perf_counter() - started
         kb_wait = getattr(pg, "wait_for_kb", None)
         if kb_wait is not None:
@@ -238,7 +238,7 @@ def kb_upload_times(workspace: str, megabytes: float = 2.0) -> dict[str, Any]:
         searchable = time.perf_counter() - started
         done.set()
         chatter.join(timeout=60)
-        chunks = sum(d["chunks"] for d in pg.kb_documents() if d["file"] == "kb/generated-article.md")
+        chunks = sum(d["chunks"] for d in pg.store.kb_documents() if d["file"] == "kb/generated-article.md")
         pg.close()
     return {"bytes": len(doc), "saved": result.saved, "chunks": chunks, "upload_returned_s": round(returned, 2),
             "searchable_s": round(searchable, 2), "quiet_turn_p50_ms": round(quiet, 1),

@@ -199,7 +199,7 @@ def test_an_upload_into_a_folder_linked_outside_the_workspace_writes_nothing_the
     play = Playground(ws, embedder=embedder)
     try:
         with pytest.raises(UserInputError, match=r"kb/new\.md leads outside the workspace"):
-            play.upload_kb([("new.md", b"# New\n\nSome text.\n")])
+            play.store.upload_kb([("new.md", b"# New\n\nSome text.\n")])
     finally:
         play.close()
     assert sorted(p.name for p in outside.iterdir()) == []

@@ -192,8 +192,8 @@ def test_an_inventory_with_formulas_is_saved_quoted_and_shown_to_customers_witho
             ["M-3", "Logitech M90", "Mouse", "Logitech", "390", "-1", "wired", "black"]]
     play = Playground(ws_copy, embedder=embedder)
     try:
-        mapping = play.inventory_mapping()
-        found, result = play.upload_inventory("stock.csv", _csv(rows), mapping, ["features", "color"])
+        mapping = play.store.inventory_mapping()
+        found, result = play.store.upload_inventory("stock.csv", _csv(rows), mapping, ["features", "color"])
         assert result is not None, [str(p) for p in found]
         assert result.saved, [str(p) for p in result.blocking]
         on_disk = (ws_copy / "inventory.csv").read_text(encoding="utf-8")
@@ -205,7 +205,7 @@ def test_an_inventory_with_formulas_is_saved_quoted_and_shown_to_customers_witho
         texts = [str(v) for i in items for k, v in i.items() if k not in ("price", "stock")]
         assert not [t for t in texts if t.lstrip("'").startswith(LEADS)], texts
         assert {i["sku"]: i["stock"] for i in items}["M-3"] == -1  # a signed number stays a number
-        reply = play.send("f", "Recommend a mouse under 600").reply
+        reply = play.chat.send("f", "Recommend a mouse under 600").reply
         assert "=cmd" not in reply and "@SUM" not in reply and "+1+1" not in reply
         assert not errors(load_workspace(ws_copy, embedder).problems)
     finally:

@@ -72,7 +72,7 @@ def test_an_upload_returns_before_its_document_is_indexed_and_the_chat_answers_m
     before = gated_pg.kb_status()
     assert before is not None and before["ready"] and before["indexed"] == before["total"] > 0
 
-    result = gated_pg.upload_kb([("polishing.md", article())])  # returns although no chunk of it is embedded
+    result = gated_pg.store.upload_kb([("polishing.md", article())])  # returns although no chunk of it is embedded
 
     assert result.saved
     status = gated_pg.kb_status()
@@ -82,7 +82,7 @@ def test_an_upload_returns_before_its_document_is_indexed_and_the_chat_answers_m
     hits = gated_pg.workspace.kb.search("my laptop overheats")  # type: ignore[union-attr]
     assert hits and hits[0]["ref"].startswith("kb/laptop-overheating")
     assert not gated_pg.kb_status()["ready"]  # type: ignore[index]
-    view = gated_pg.send("s1", "Hi there")
+    view = gated_pg.chat.send("s1", "Hi there")
     assert view.reply
 
     held.gate.set()
@@ -98,11 +98,11 @@ def test_test_runs_wait_for_the_whole_knowledge_base(gated_pg: Playground, held:
     (gated_pg.root / "conversations").mkdir(exist_ok=True)
     (gated_pg.root / "conversations" / "hello.yaml").write_text(
         "name: hello\nturns:\n  - user: Hi there\n    expect:\n      tools: []\n", encoding="utf-8")
-    assert gated_pg.upload_kb([("polishing.md", article(3))]).saved
-    files = gated_pg.conversation_files()
+    assert gated_pg.store.upload_kb([("polishing.md", article(3))]).saved
+    files = gated_pg.runs.conversation_files()
     assert [f.name for f in files] == ["hello.yaml"]
     seen: list[str] = []
-    runner = threading.Thread(target=lambda: gated_pg.run_tests(files, progress=lambda _f, s: seen.append(s)))
+    runner = threading.Thread(target=lambda: gated_pg.runs.run_tests(files, progress=lambda _f, s: seen.append(s)))
     runner.start()
     runner.join(1.0)
     assert runner.is_alive() and seen == ["waiting for the knowledge base to be indexed"]
@@ -113,10 +113,10 @@ def test_test_runs_wait_for_the_whole_knowledge_base(gated_pg: Playground, held:
 
 
 def test_a_newer_load_stops_the_indexing_it_replaces(gated_pg: Playground, held: HeldBack) -> None:
-    assert gated_pg.upload_kb([("polishing.md", article())]).saved
+    assert gated_pg.store.upload_kb([("polishing.md", article())]).saved
     replaced = gated_pg.workspace.kb
     assert replaced is not None
-    assert gated_pg.delete_kb("kb/polishing.md").saved  # reloads: the half-built index is of no use any more
+    assert gated_pg.store.delete_kb("kb/polishing.md").saved  # reloads: the half-built index is of no use any more
     assert gated_pg.workspace.kb is not replaced
     held.gate.set()
     assert replaced.wait(60)
@@ -127,12 +127,12 @@ def test_a_newer_load_stops_the_indexing_it_replaces(gated_pg: Playground, held:
 def test_an_index_that_fails_is_reported_and_the_chat_goes_on(ws_copy: Path) -> None:
     play = Playground(ws_copy, embedder=CachedEmbedder(HeldBack(fail=True), None))
     try:
-        assert play.upload_kb([("polishing.md", article(2))]).saved
+        assert play.store.upload_kb([("polishing.md", article(2))]).saved
         assert play.wait_for_kb(60)
         status = play.kb_status()
         assert status is not None and "RuntimeError" in status["error"] and status["indexed"] < status["total"]
         assert play.workspace.kb.search("my laptop overheats")  # type: ignore[union-attr]
-        assert play.send("s1", "Hi there").reply
+        assert play.chat.send("s1", "Hi there").reply
     finally:
         play.close()
 

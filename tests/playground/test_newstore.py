@@ -38,18 +38,18 @@ def test_a_new_store_has_its_own_settings_files_and_starters_and_nothing_of_the_
     pg = Playground(path, embedder=embedder)
     try:
         assert not [p for p in pg.problems if p.severity == "error"]
-        assert pg.settings() == {"name": "Harbour Outfitters", "currency": "EUR", "region": "IE",
+        assert pg.store.settings() == {"name": "Harbour Outfitters", "currency": "EUR", "region": "IE",
                                  "description": "Outdoor gear by the harbour.",
                                  "greeting": "Welcome to Harbour Outfitters!", "languages": ["en"],
                                  "polite_particle": ""}
-        hello = pg.send("h", "hello").reply
+        hello = pg.chat.send("h", "hello").reply
         assert hello.startswith("Welcome to Harbour Outfitters!")
         assert "device" not in hello and "find a product" in hello.lower()  # its own SOPs only
-        assert "category" in pg.send("p", "can you recommend something").reply.lower()
-        assert "budget" in pg.send("p", "a tent").reply.lower()
-        assert "Coleman" in pg.send("p", "5000").reply  # from the store's own inventory
+        assert "category" in pg.chat.send("p", "can you recommend something").reply.lower()
+        assert "budget" in pg.chat.send("p", "a tent").reply.lower()
+        assert "Coleman" in pg.chat.send("p", "5000").reply  # from the store's own inventory
         pg.wait_for_kb(60)
-        assert "20:00" in pg.send("k", "when does the shop open?").reply
+        assert "20:00" in pg.chat.send("k", "when does the shop open?").reply
     finally:
         pg.close()
 
@@ -59,7 +59,7 @@ def test_a_store_with_no_starter_and_no_files_is_empty_and_works(created: Path, 
     pg = Playground(path, embedder=embedder)
     try:
         assert pg.workspace.sops == [] and not pg.workspace.files.kb_files()
-        assert pg.send("s", "hi").reply
+        assert pg.chat.send("s", "hi").reply
     finally:
         pg.close()
 

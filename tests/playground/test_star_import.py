@@ -53,7 +53,7 @@ def _check_imported(play: Playground, embedder: CachedEmbedder) -> None:
     fresh = load_workspace(root, embedder)  # lint from disk, not the playground's cached view
     assert not errors(fresh.problems), [str(p) for p in fresh.problems]
     assert not errors(play.problems), [str(p) for p in play.problems]
-    assert "library_renew.json" in [f.name for f in play.sop_files()]
+    assert "library_renew.json" in [f.name for f in play.studio.sop_files()]
 
 
 @pytest.mark.parametrize("which", ["demo", "blank"])
@@ -61,7 +61,7 @@ def test_folder_import_writes_sop_gar_store_and_the_next_chat_runs_it(which: str
                                                                      embedder: CachedEmbedder) -> None:
     play: Playground = request.getfixturevalue("pg" if which == "demo" else "blank_pg")
     assert not (play.root / SOP).exists()
-    imported, result = play.import_star(TASK)
+    imported, result = play.studio.import_star(TASK)
     assert result.saved, [str(p) for p in result.blocking]
     assert (imported.task, imported.sop_id, imported.agent, imported.tool) == (
         "library_renew", "library.renew", "library", "library_renew.query")
@@ -69,7 +69,7 @@ def test_folder_import_writes_sop_gar_store_and_the_next_chat_runs_it(which: str
     for rel, content in imported.files.items():
         assert (play.root / rel).read_text(encoding="utf-8") == content, rel
     _check_imported(play, embedder)
-    view = play.send(play.new_session_id(), "I want to renew a library book")
+    view = play.chat.send(play.chat.new_session_id(), "I want to renew a library book")
     assert view.reply == FIRST_QUESTION
     goal = view.state.active_goal
     assert goal is not None and goal.type == "library.renew" and goal.pending == "ask_name"
@@ -80,13 +80,13 @@ def test_folder_import_keeps_the_demo_workspace_content(pg: Playground) -> None:
     gar_before = (pg.root / "gar.csv").read_text(encoding="utf-8")
     store_before = yaml.safe_load((pg.root / "store.yaml").read_text(encoding="utf-8"))
     sops_before = {p.name: p.read_bytes() for p in (pg.root / "sops").iterdir()}
-    assert pg.import_star(TASK)[1].saved
+    assert pg.studio.import_star(TASK)[1].saved
     assert (pg.root / "gar.csv").read_text(encoding="utf-8").startswith(gar_before)
     store_after = yaml.safe_load((pg.root / "store.yaml").read_text(encoding="utf-8"))
     assert set(store_before["agents"]) < set(store_after["agents"])
     assert set(store_before["tools"]) < set(store_after["tools"])
     assert all((pg.root / "sops" / name).read_bytes() == data for name, data in sops_before.items())
-    assert "budget" in pg.send("s-demo", "Recommend a gaming mouse").reply.lower()  # the demo still works
+    assert "budget" in pg.chat.send("s-demo", "Recommend a gaming mouse").reply.lower()  # the demo still works
 
 
 def test_upload_gives_the_same_sop_as_the_folder_import(ws_copy: Path, tmp_path: Path,
@@ -96,8 +96,8 @@ def test_upload_gives_the_same_sop_as_the_folder_import(ws_copy: Path, tmp_path:
     by_folder = Playground(ws_copy, embedder=embedder)
     by_upload = Playground(other, embedder=embedder)
     try:
-        assert by_folder.import_star(TASK)[1].saved
-        imported, result = by_upload.import_star_upload(FLOW, API)
+        assert by_folder.studio.import_star(TASK)[1].saved
+        imported, result = by_upload.studio.import_star_upload(FLOW, API)
         assert result.saved, [str(p) for p in result.blocking]
         assert (other / SOP).read_bytes() == (ws_copy / SOP).read_bytes()
         assert imported.tool == "library_renew.query"
@@ -108,9 +108,9 @@ def test_upload_gives_the_same_sop_as_the_folder_import(ws_copy: Path, tmp_path:
 
 def test_upload_imports_the_same_flow_and_the_chat_runs_it(pg: Playground, tmp_path: Path,
                                                            embedder: CachedEmbedder) -> None:
-    folder_sop = json.loads(pg.import_star(TASK)[0].files[SOP])
-    assert pg.undo() is not None and not (pg.root / SOP).exists()
-    imported, result = pg.import_star_upload(FLOW, API)
+    folder_sop = json.loads(pg.studio.import_star(TASK)[0].files[SOP])
+    assert pg.history.undo() is not None and not (pg.root / SOP).exists()
+    imported, result = pg.studio.import_star_upload(FLOW, API)
     assert result.saved, [str(p) for p in result.blocking]
     assert (imported.task, imported.sop_id) == ("library_renew", "library.renew")
     upload_sop = json.loads((pg.root / SOP).read_text(encoding="utf-8"))
@@ -119,7 +119,7 @@ def test_upload_imports_the_same_flow_and_the_chat_runs_it(pg: Playground, tmp_p
     assert {n: v.get("messageTemplate") for n, v in upload_sop["nodes"].items()} == \
         {n: v.get("messageTemplate") for n, v in folder_sop["nodes"].items()}
     assert not errors(load_workspace(pg.root, embedder).problems)
-    assert pg.send("s-up", "I want to renew a library book").reply == FIRST_QUESTION
+    assert pg.chat.send("s-up", "I want to renew a library book").reply == FIRST_QUESTION
 
 
 # ---------------------------------------------------------------------------- bad inputs
@@ -139,16 +139,16 @@ def test_bad_uploads_raise_a_clear_error_and_change_nothing(pg: Playground, flow
                                                             api: tuple[str, bytes] | None, pattern: str) -> None:
     before = snapshot(pg.root)
     with pytest.raises(UserInputError) as caught:
-        pg.import_star_upload(flow, api)
+        pg.studio.import_star_upload(flow, api)
     assert re.search(pattern, str(caught.value)), str(caught.value)
     assert snapshot(pg.root) == before
-    assert pg.backups() == []
+    assert pg.history.backups() == []
 
 
 def test_a_flowchart_upload_that_is_not_json_by_name_is_refused(pg: Playground) -> None:
     before = snapshot(pg.root)
     with pytest.raises(UserInputError, match=r"must be the task's \.json file, got 'library_renew\.txt'"):
-        pg.import_star_upload(("library_renew.txt", FLOW[1]), API)
+        pg.studio.import_star_upload(("library_renew.txt", FLOW[1]), API)
     assert snapshot(pg.root) == before
 
 
@@ -171,7 +171,7 @@ def test_bad_task_folders_raise_a_clear_error_and_change_nothing(pg: Playground,
     folder = _task_folder(tmp_path, flowchart)
     before = snapshot(pg.root)
     with pytest.raises(UserInputError) as caught:
-        pg.import_star(folder)
+        pg.studio.import_star(folder)
     message = str(caught.value)
     assert re.search(pattern, message) and str(folder) in message, message
     assert snapshot(pg.root) == before
@@ -181,9 +181,9 @@ def test_a_folder_that_does_not_exist_is_refused(pg: Playground, tmp_path: Path)
     missing = tmp_path / "star" / "tasks" / "no_such_task"
     before = snapshot(pg.root)
     with pytest.raises(UserInputError, match=re.escape(f"{missing}: not a folder")):
-        pg.import_star(missing)
+        pg.studio.import_star(missing)
     with pytest.raises(UserInputError, match="not a folder"):
-        pg.import_star(TASK / "library_renew.json")  # the file itself is not the task folder
+        pg.studio.import_star(TASK / "library_renew.json")  # the file itself is not the task folder
     assert snapshot(pg.root) == before
 
 
@@ -193,8 +193,8 @@ def test_a_task_folder_without_api_schema_is_refused(pg: Playground, tmp_path: P
     (folder / "library_renew.json").write_bytes(FLOW[1])
     before = snapshot(pg.root)
     with pytest.raises(UserInputError, match=r"library_renew: no API schema found"):
-        pg.import_star(folder)
-    assert snapshot(pg.root) == before and pg.backups() == []
+        pg.studio.import_star(folder)
+    assert snapshot(pg.root) == before and pg.history.backups() == []
 
 
 def test_an_upload_without_api_never_reads_a_server_file(pg: Playground, tmp_path: Path,
@@ -205,7 +205,7 @@ def test_an_upload_without_api_never_reads_a_server_file(pg: Playground, tmp_pat
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     before = snapshot(pg.root)
     with pytest.raises(UserInputError, match="upload the task's API schema"):
-        pg.import_star_upload(FLOW, None)
+        pg.studio.import_star_upload(FLOW, None)
     assert snapshot(pg.root) == before
 
 
@@ -214,21 +214,21 @@ def test_an_upload_without_api_never_reads_a_server_file(pg: Playground, tmp_pat
 
 def test_undo_after_a_folder_import_restores_the_previous_bytes(pg: Playground, embedder: CachedEmbedder) -> None:
     before = snapshot(pg.root)
-    assert pg.import_star(TASK)[1].saved
+    assert pg.studio.import_star(TASK)[1].saved
     assert snapshot(pg.root) != before
-    assert [b.label for b in pg.backups()] == ["import STAR task library_renew"]
-    done = pg.undo()
+    assert [b.label for b in pg.history.backups()] == ["import STAR task library_renew"]
+    done = pg.history.undo()
     assert done is not None and done.label == "import STAR task library_renew"
     assert snapshot(pg.root) == before
-    assert pg.backups() == [] and "library_renew.json" not in [f.name for f in pg.sop_files()]
-    reply = pg.send("s-undo", "I want to renew a library book").reply
+    assert pg.history.backups() == [] and "library_renew.json" not in [f.name for f in pg.studio.sop_files()]
+    reply = pg.chat.send("s-undo", "I want to renew a library book").reply
     assert reply != FIRST_QUESTION  # the imported SOP is gone from the running agent too
 
 
 def test_undo_after_an_upload_import_into_a_blank_workspace(blank_pg: Playground) -> None:
     before = snapshot(blank_pg.root)
-    assert blank_pg.import_star_upload(FLOW, API)[1].saved
+    assert blank_pg.studio.import_star_upload(FLOW, API)[1].saved
     assert (blank_pg.root / SOP).is_file()
-    assert blank_pg.undo() is not None
+    assert blank_pg.history.undo() is not None
     assert snapshot(blank_pg.root) == before
-    assert blank_pg.undo() is None  # nothing older to undo
+    assert blank_pg.history.undo() is None  # nothing older to undo

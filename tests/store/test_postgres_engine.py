@@ -116,8 +116,8 @@ def test_a_playground_on_postgres_keeps_sessions_and_preferences_beside_the_api_
     other = build_orchestrator(ws_copy, store=open_state_store(url), loaded=play.workspace)
     try:
         assert "PostgreSQL" in play.memory.label
-        play.send("desk-1", "I like Logitech, no Razer please", customer_id="cust-play")
-        play.send("desk-1", "Recommend a gaming mouse", customer_id="cust-play")
+        play.chat.send("desk-1", "I like Logitech, no Razer please", customer_id="cust-play")
+        play.chat.send("desk-1", "Recommend a gaming mouse", customer_id="cust-play")
         state = other.load_state("desk-1")
         assert state is not None and state.version == 2 and state.active_goal is not None
         assert other.preferences("cust-play")["preferred_brands"] == ["Logitech"]

@@ -357,8 +357,8 @@ def test_a_chat_saved_as_a_test_records_what_the_mcp_tools_answered(tmp_path: Pa
     ws = _orders_copy(tmp_path, log)
     pg = Playground(ws, embedder=embedder)
     try:
-        pg.send("s", "Where is my order FK-1043?")
-        rel, result, run = pg.save_chat_as_test("s", "track a parcel")
+        pg.chat.send("s", "Where is my order FK-1043?")
+        rel, result, run = pg.runs.save_chat_as_test("s", "track a parcel")
         assert result.saved and run.passed
         spec = yaml.safe_load((ws / rel).read_text(encoding="utf-8"))
         recorded = spec["turns"][0]["tools"]["orders.find_order"]["result"]
