@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.language.render import render_fix, render_kb_answer
 from core.evaluation.kb import evaluate_kb, read_questions
+from core.language.render import render_fix, render_kb_answer
 from core.retrieval.embedding import CachedEmbedder
 from core.shared.errors import UserInputError
 from core.tools.kb import MAX_PASSAGE, KnowledgeBase, chunk_document

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from core.__main__ import main
-from core.retrieval.embedding import model_path, shared_model
 from core.retrieval import onnx_minilm as M
+from core.retrieval.embedding import model_path, shared_model
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT_MODELS = ROOT / ".state" / "models"

@@ -1,7 +1,7 @@
 """Simulated customers for ``python -m core simulate``: a persona is a goal and a manner.
 
 The goal is what the customer wants from one SOP and the values they know. It comes from the synthetic
-evaluation's reference walk (:mod:`core.evaluation.generator`) with every answer valid and every tool call
+evaluation's reference walk (:mod:`core.evaluation.walk`) with every answer valid and every tool call
 succeeding: the values are the generator's (from the SOP's hints, slot types and the workspace's data), the
 tool results it scripts are the world the customer lives in, and the steps it runs are the end the goal
 wants. The manner is how the customer talks: its wording comes from the ``simulation`` section of the
@@ -17,8 +17,9 @@ from typing import Any
 
 from core.engine.build import Workspace
 from core.evaluation.data import DataIndex
-from core.evaluation.generator import SopContext, TurnPlan, Walk
 from core.evaluation.inputs import InputSpec, Phrasebook, opening
+from core.evaluation.sop_context import SopContext
+from core.evaluation.walk import TurnPlan, Walk
 from core.language.lexicons import lexicons
 from core.sop.graph import SESSION_SLOTS, Node
 from core.workspace.config import bind_params

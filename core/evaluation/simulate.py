@@ -34,10 +34,10 @@ from typing import Any
 from core.engine.build import Workspace, build_orchestrator, load_workspace
 from core.engine.orchestrator import Orchestrator
 from core.evaluation.data import DataIndex
-from core.evaluation.generator import SopContext
 from core.evaluation.personas import Goal, Heard, Persona, ScriptedCustomer, make_personas, side_topics
 from core.evaluation.recording import dump, file_stem, recorded_test
 from core.evaluation.sim_llm import JUDGE, SIMULATOR, Judgement, LLMCustomer, judge_run
+from core.evaluation.sop_context import SopContext
 from core.evaluation.synthetic import _same_value
 from core.evaluation.testing import WorkspaceCache
 from core.retrieval.embedding import CachedEmbedder

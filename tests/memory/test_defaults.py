@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from core.state.memory import PreferenceSummary
 from core.engine.offers import forget_offers, offer_question, remembered_range
+from core.state.memory import PreferenceSummary
 from core.understanding.answers import REMEMBERED, accepted_value, takes_offer
 
 RANGE = PreferenceSummary(budget_min=30000, budget_max=40000)

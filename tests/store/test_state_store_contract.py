@@ -393,8 +393,7 @@ def test_closed_store_raises_engine_error(tmp_path: Path) -> None:
 
 
 def test_retired_goals_are_saved_beside_the_session_and_left_out_of_load(state_store: StateStore) -> None:
-    from core.state.sessions.base import with_retired
-    from core.state.sessions.base import whole_session
+    from core.state.sessions.base import whole_session, with_retired
 
     state = make_state()
     state_store.save(state, expected_version=0)

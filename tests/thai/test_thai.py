@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from core.engine.build import build_orchestrator
-from core.language.render import item_line, render_items
 from core.language import text as T
+from core.language.render import item_line, render_items
 from core.language.replies import catalogue, reset_voice, say, use_voice
 from core.retrieval.embedding import TriggerWords
 from core.state.memory import LocalPreferenceMemory
