@@ -30,11 +30,11 @@ from core.evaluation.star_replay import (
     OUT_OF_SCOPE,
     DialogueResult,
     Replay,
-    ReplayStore,
     Scored,
     TaskPick,
     TaskSpace,
 )
+from core.evaluation.star_store import ReplayStore
 from core.importers.star import ImportResult, import_star_task, write_import
 from core.importers.star_format import Dialogue, StarApi, iter_dialogues, load_task
 from core.language import text as T
