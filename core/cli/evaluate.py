@@ -128,7 +128,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Simulated customers (personas) against the workspace's SOPs, k runs each."""
     from core.engine.build import load_workspace
-    from core.evaluation.simulate import failing_tests, format_report, simulate
+    from core.evaluation.sim_report import format_report
+    from core.evaluation.simulate import failing_tests, simulate
     from core.understanding.brains.llm_client import LLMSettings
 
     llm = LLMSettings.from_env() if args.customer != "rules" else None

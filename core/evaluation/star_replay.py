@@ -57,7 +57,6 @@ SCORED = {("Wizard", "pick_suggestion"), ("Wizard", "query")}
 REFERENCE_MONDAY = date(2020, 6, 1)
 
 
-
 @dataclass
 class TaskSpace:
     """An engine on a workspace holding a set of imported tasks (a dialogue's wizard capabilities)."""
@@ -379,7 +378,6 @@ class Replay:
         expected = state.version
         state.version += 1
         self.orch.store.save(state, expected, Trace(session_id=self.session, turn=state.turn, user="(forced)"))
-
 
 
 def _fixed(day: date) -> Callable[[], date]:

@@ -32,7 +32,8 @@ from core.engine.orchestrator import Orchestrator
 from core.evaluation import SyntheticReport, run_synthetic
 from core.evaluation.recording import accept, dump, file_stem, recorded_test
 from core.evaluation.replay import Recording, ReplayReport, replay
-from core.evaluation.simulate import SimulationReport, simulate
+from core.evaluation.sim_report import SimulationReport
+from core.evaluation.simulate import simulate
 from core.evaluation.testing import FileResult, WorkspaceCache, run_file
 from core.importers.star import ImportResult
 from core.language.lexicons import lexicons
