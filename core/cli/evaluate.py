@@ -181,7 +181,9 @@ def cmd_eval_procedures(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_star(args: argparse.Namespace) -> int:
-    from core.evaluation.star import default_cache, evaluate_star, format_lodo, format_report, leave_one_domain_out
+    from core.evaluation.star import default_cache, evaluate_star
+    from core.evaluation.star_lodo import format_lodo, leave_one_domain_out
+    from core.evaluation.star_report import format_report
 
     def progress(done: int, total: int) -> None:
         print(f"\r{done}/{total} dialogues", end="" if done < total else "\n", file=sys.stderr, flush=True)
