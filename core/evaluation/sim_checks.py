@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.evaluation.personas import Goal
+from core.evaluation.persona_goals import Goal
 from core.evaluation.sim_report import Run
 from core.evaluation.synthetic import _same_value
 from core.shared.models import GoalStatus, SessionState

@@ -33,8 +33,10 @@ from typing import Any
 from core.engine.build import Workspace, build_orchestrator, load_workspace
 from core.engine.orchestrator import Orchestrator
 from core.evaluation.data import DataIndex
-from core.evaluation.personas import Goal, Heard, Persona, ScriptedCustomer, make_personas, side_topics
+from core.evaluation.persona_goals import Goal
+from core.evaluation.personas import Persona, make_personas, side_topics
 from core.evaluation.recording import dump, file_stem, recorded_test
+from core.evaluation.scripted_customer import Heard, ScriptedCustomer
 from core.evaluation.sim_checks import judge
 from core.evaluation.sim_llm import JUDGE, SIMULATOR, LLMCustomer, judge_run
 from core.evaluation.sim_report import PersonaResult, Run, SimulationReport
