@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.evaluation.data import DataIndex
-from core.evaluation.inputs import InputSpec
+from core.evaluation.input_spec import InputSpec
 from core.evaluation.sop_context import SopContext
 from core.evaluation.walk import TurnPlan, Walk
 from core.sop.graph import SESSION_SLOTS, Node

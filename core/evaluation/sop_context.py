@@ -10,7 +10,7 @@ from typing import Any
 from core.engine.build import Workspace
 from core.evaluation import conditions as C
 from core.evaluation.data import DataIndex
-from core.evaluation.inputs import InputSpec, read_spec, spec_from_declared
+from core.evaluation.input_spec import InputSpec, read_spec, spec_from_declared
 from core.sop.graph import Node, Sop
 
 PLAIN_WORDS = frozenset("""

@@ -11,7 +11,8 @@ from typing import Any
 
 from core.evaluation import conditions as C
 from core.evaluation.branches import BranchPlanner
-from core.evaluation.inputs import AMBIGUOUS, InputSpec, Phrasebook, opening
+from core.evaluation.input_spec import InputSpec
+from core.evaluation.inputs import AMBIGUOUS, Phrasebook, opening
 from core.evaluation.sop_context import SopContext
 from core.sop.graph import SESSION_SLOTS, Node
 

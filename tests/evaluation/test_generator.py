@@ -12,7 +12,8 @@ import pytest
 from core.engine.build import Workspace
 from core.evaluation import conditions as C
 from core.evaluation.generator import SessionPlan, generate_sessions
-from core.evaluation.inputs import InputSpec, Phrasebook
+from core.evaluation.input_spec import InputSpec
+from core.evaluation.inputs import Phrasebook
 from core.evaluation.walk import END_COMPLETED, END_GRACEFUL, EXTERNAL_KNOWLEDGE
 
 EVALUATION = Path(__file__).resolve().parents[2] / "core" / "evaluation"
@@ -21,7 +22,7 @@ BRAIN_MODULES = ("core.understanding.brains", "core.workspace.slots", "core.lang
 
 
 @pytest.mark.parametrize("module", ["generator.py", "walk.py", "branches.py", "sop_context.py", "inputs.py",
-                                    "conditions.py", "data.py"])
+                                    "input_spec.py", "conditions.py", "data.py"])
 def test_expectations_never_import_the_brains_reading(module: str) -> None:
     tree = ast.parse((EVALUATION / module).read_text(encoding="utf-8"))
     imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
