@@ -109,7 +109,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from core.engine.build import raise_on_errors
-    from core.server.api import ENV_COMPUTE, ENV_WORKSPACES, compute_slots, workspace_name
+    from core.server.served import ENV_COMPUTE, ENV_WORKSPACES, compute_slots, workspace_name
     from core.workspace.config import load_workspace_files
 
     roots = [Path(p).resolve() for p in (args.workspace or [os.getcwd()])]
@@ -138,7 +138,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         uvicorn.run("core.server.api:app_from_env", factory=True, host=args.host, port=args.port,
                     log_level=args.log_level, timeout_graceful_shutdown=10)
         return 0
-    from core.server.api import serve_workers
+    from core.server.workers import serve_workers
 
     return serve_workers(args.host, args.port, args.workers, args.log_level)
 
