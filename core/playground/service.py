@@ -75,7 +75,8 @@ from core.state.sessions import open_state_store
 from core.state.sessions.base import whole_session
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.mcp_tools import McpTool
-from core.tools.sheets import SheetFeed, SheetRef, SheetStatus
+from core.tools.sheets import SheetFeed, SheetStatus
+from core.tools.sheets_api import SheetRef
 from core.understanding.brains.llm import LLMSettings
 from core.workspace.config import GAR_COLUMNS, leads_outside, read_text_file, workspace_path
 
