@@ -13,7 +13,8 @@ import pytest
 from core.engine.build import load_workspace
 from core.retrieval.embedding import CachedEmbedder
 from core.shared.errors import WorkspaceError
-from core.tools.inventory import Catalog, InventoryTool, load_catalog, sheet_catalog
+from core.tools.catalog import Catalog, load_catalog, sheet_catalog
+from core.tools.inventory import InventoryTool
 from core.tools.sheets import SheetFeed
 from core.tools.sheets_api import SheetRef
 from core.workspace.config import InventoryDecl, load_store_config
