@@ -20,7 +20,8 @@ from core.playground.uploads import UploadError, check_mapping, read_inventory, 
 from core.retrieval.embedding import CachedEmbedder, shared_model
 from core.shared.errors import WorkspaceError
 from core.shared.problems import Problem
-from core.tools.inventory import InventoryTool, load_catalog
+from core.tools.catalog import load_catalog
+from core.tools.inventory import InventoryTool
 from core.workspace.config import InventoryDecl
 from core.workspace.gar import GarIndex
 from core.workspace.gar_file import GAR_COLUMNS, load_gar

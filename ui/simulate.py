@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.evaluation.personas import MANNERS
-from core.evaluation.simulate import CHECK_TITLES, CHECKS, SimulationReport
+from core.evaluation.sim_report import CHECK_TITLES, CHECKS, SimulationReport
 from core.playground.service import Playground
 from core.shared.errors import UserInputError
 from ui import widgets

@@ -167,7 +167,7 @@ def stages(workspace: Path, conversations: int, started: dict[str, float] | None
     import uvicorn  # noqa: F401 - what a worker imports before it loads anything
 
     from core.retrieval.embedding import shared_model
-    from core.server.api import Served, workspace_name
+    from core.server.served import Served, workspace_name
 
     mark("imports", t0)
     t0 = time.perf_counter()

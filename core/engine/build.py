@@ -28,9 +28,10 @@ from core.sop import Sop, load_sops
 from core.state.memory import PreferenceMemory, open_preference_memory
 from core.state.sessions import StateStore, open_state_store
 from core.tools.builtin_math import MathTool
+from core.tools.catalog import Catalog, load_catalog
 from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
-from core.tools.inventory import Catalog, InventoryTool, load_catalog
+from core.tools.inventory import InventoryTool
 from core.tools.kb import KB_TOOL, STEP, IndexMode, KnowledgeBase, KnowledgeBaseTool
 from core.understanding.brains.base import Brain
 from core.understanding.brains.llm_client import LOCAL_KEY, LLMSettings

@@ -18,7 +18,7 @@ from core.engine.build import Workspace
 from core.evaluation.conditions import LIST_FIELD, Constraint, FieldGuess, candidates, norm, pick_number
 from core.shared.errors import WorkspaceError
 from core.tools.declared import TableTool
-from core.tools.inventory import read_table
+from core.tools.inventory_files import read_table
 from core.workspace.params import bind_params
 
 YES_NO = {"yes", "no", "true", "false", "y", "n"}

@@ -15,7 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.evaluation.personas import Heard, Persona, bare
+from core.evaluation.persona_goals import bare
+from core.evaluation.personas import Persona
+from core.evaluation.scripted_customer import Heard
 from core.understanding.brains.llm_client import ChatModel
 
 CUSTOMER_PROMPT_VERSION = "customer-1"

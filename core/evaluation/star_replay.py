@@ -27,7 +27,6 @@ means the same day to both.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -36,18 +35,16 @@ from core.engine.flow import AgentRunRequest
 from core.engine.goals import GoalOps
 from core.engine.orchestrator import Orchestrator
 from core.evaluation.metrics import accuracy
+from core.evaluation.star_forcing import Forcing, finish, latest_open, same
 from core.importers.star import ImportResult
 from core.importers.star_api import normalise
 from core.importers.star_format import Dialogue, StarApi, constraints
 from core.language import text as T
-from core.shared.models import Goal, GoalStatus, MemoryEntry, Message, SessionState, Trace
+from core.shared.models import GoalStatus, Message, SessionState, Trace
 from core.sop.expr_eval import lookup
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
-from core.state.sessions.locks import LocalSessionLocks
 from core.tools.gateway import ToolScript
-from core.understanding.extract import extract
-from core.workspace.slots import ISO_DATE, SlotType
 
 GREETING, CLOSING, GOODBYE, OUT_OF_SCOPE = "hello", "anything_else", "goodbye_1", "out_of_scope"
 """STAR's labels shared by every task (its README: wizards use them even where a chart names its own)."""
@@ -150,6 +147,7 @@ class Replay:
         self.just_finished = False  # the wizard's last step ended a flow (the engine would have closed it)
         self.plan: list[str] = []  # the rest of the steps the engine took in its last turn, while the wizard agrees
         self.plan_calls: list[dict[str, Any]] = []  # the tool calls of those steps
+        self.forcing = Forcing(space.orch, space.imports)
 
     # ------------------------------------------------------------------ events
     def run(self) -> DialogueResult:
@@ -294,16 +292,16 @@ class Replay:
         wanted = {k: v for k, v in constraints(event).items()
                   if isinstance(v, str | int | float) and not str(v).startswith("api.") and k not in self.long_text}
         sent = self._engine_args(api, wanted, state)
-        values = [(k, _same(sent.get(k), v)) for k, v in wanted.items()]
+        values = [(k, same(sent.get(k), v)) for k, v in wanted.items()]
         self.result.queries.append(QueryScore(task, match, values))
 
     def _engine_args(self, api: str, wanted: dict[str, Any], state: SessionState | None) -> dict[str, Any]:
         """The values the engine would send to the wizard's API now (from its own slots)."""
-        found = self._query_node(api, wanted, state)
+        found = self.forcing.query_node(api, wanted, state)
         if found is None or state is None:
             return {}
         sop, node = found
-        goal = _latest_open(state, sop.id)
+        goal = latest_open(state, sop.id)
         if goal is None:
             return {}
         return {k: (lookup(goal.slots, src) if src.startswith("context.") else src) for k, src in node.arg_map.items()}
@@ -317,98 +315,20 @@ class Replay:
         ops = GoalOps(state)
         chosen = self.space.sop_of_task(self.selected) if self.selected else None
         if chosen is not None and (gold == QUERY or self._node(gold, state) is not None):
-            self._switch(state, ops, chosen)  # the wizard works on the task it selected
+            # the wizard works on the task it selected
+            self.forcing.switch(state, ops, chosen, self.heard, self.just_closed)
         if gold == QUERY:
-            self._force_query(state, ops, event, rest)
+            self.forcing.force_query(state, ops, event, rest, self.heard, self.just_closed)
         elif (found := self._node(gold, state)) is not None:
-            self._force_step(state, ops, *found)
+            self.just_finished = self.forcing.force_step(state, ops, *found, self.heard, self.just_closed)
         elif gold == CLOSING:
             goal = state.active_goal
             if goal is not None and not goal.pending:
-                _finish(ops, state)
+                finish(ops, state)
         elif gold == GOODBYE:
             while state.active_goal is not None:
-                _finish(ops, state)
+                finish(ops, state)
         self._save(state)
-
-    def _force_query(self, state: SessionState, ops: GoalOps, event: dict[str, Any],
-                     rest: list[dict[str, Any]]) -> None:
-        wanted = constraints(event)
-        found = self._query_node(str(event.get("APIName")), wanted, state)
-        if found is None:
-            return
-        sop, node = found
-        goal = self._switch(state, ops, sop.id)
-        for key, src in node.arg_map.items():
-            if src.startswith("context.") and isinstance(wanted.get(key), str | int | float):
-                goal.slots[src[len("context."):]] = wanted[key]
-        item = next((e.get("Item") for e in rest[:1] if e.get("Action") == "return_item"), None)
-        result = normalise(item)
-        goal.slots[node.result_key] = result
-        goal.memory.append(MemoryEntry(action=node.label, observation=result, feedback="success", turn=state.turn))
-        _move(goal, node.next)
-
-    def _force_step(self, state: SessionState, ops: GoalOps, sop: Sop, node: Node) -> None:
-        goal = self._switch(state, ops, sop.id)
-        goal.attempts = {}
-        if node.asks:
-            goal.step = goal.pending = node.id
-            goal.status = GoalStatus.BLOCKED
-            goal.next_question = self.orch.brain.question(node, goal.slots)
-            goal.missing = [p.name for p in node.fills if lookup(goal.slots, p.name) in (None, "")] or \
-                [p.name for p in node.fills]
-            return
-        goal.memory.append(MemoryEntry(action=node.label, observation="done", feedback="success", turn=state.turn))
-        _move(goal, node.next)
-        if self._silent_end(goal):  # the engine ends a flow in the turn of its last message
-            ops.mark_done("completed")
-            self.just_finished = True
-
-    def _silent_end(self, goal: Goal) -> bool:
-        """Whether the rest of a goal's flow is only decisions on the way to its end."""
-        agent = self.orch.agents.get(self.orch.sop_agent.get(goal.type, ""))
-        sop = self.orch.sops.get(goal.type)
-        if agent is None or sop is None:
-            return False
-        resp = agent.run(AgentRunRequest(goal.model_copy(deep=True), sop, PreferenceSummary()))
-        return resp.done and not resp.actions and not resp.messages
-
-    def _switch(self, state: SessionState, ops: GoalOps, sop_id: str) -> Goal:
-        """Make the goal of an SOP active (resumed, or new), as the wizard's choice of task says."""
-        active = state.active_goal
-        if active is not None and active.type == sop_id:
-            return active
-        waiting = state.waiting_goal(sop_id)
-        if active is not None and _finished(active, self.orch.sops.get(active.type)):
-            _finish(ops, state, resume=False)
-            if state.active_goal is not None and state.active_goal.type == sop_id:
-                return state.active_goal
-        if waiting is not None and waiting.id in state.goal_stack:
-            ops.bring_forward(waiting)
-            return waiting
-        sop = self.orch.sops[sop_id]
-        last = _latest_open(state, sop_id)
-        if last is not None and last.status == GoalStatus.DONE and self.just_closed == last.id:
-            last.outcome = ""  # the engine closed the flow the wizard is still in: carry on with it
-            if state.active_goal is None:
-                ops.activate(last)
-            else:
-                ops.suspend_and_activate(last)
-            return last
-        goal = ops.new_goal(sop_id, sop.priority)
-        goal.step, goal.sop_version = sop.start, sop.version
-        goal.slots.update(self.orch.already_told(state, sop))
-        agent = self.orch.agents.get(self.orch.sop_agent.get(sop_id, ""))
-        for text in self.heard:  # what the customer said that started this task
-            if agent is not None:
-                found = agent.reader.extract_volunteered(goal, sop, text, opening=True)
-                agent.note_unavailable(goal, sop, text, found)
-                goal.slots.update(found)
-        if state.active_goal is None:
-            ops.activate(goal)
-        else:
-            ops.suspend_and_activate(goal)
-        return goal
 
     # ------------------------------------------------------------------ helpers
     def _node(self, label: str, state: SessionState) -> tuple[Sop, Node] | None:
@@ -425,21 +345,6 @@ class Replay:
             if sop is not None and node is not None and node.kind == "action" and not node.tool:
                 return sop, node
         return None
-
-    def _query_node(self, api: str, wanted: dict[str, Any], state: SessionState | None) -> tuple[Sop, Node] | None:
-        """The tool node of an API whose fixed params agree with the wizard's constraints (the nearest
-        ahead of the goal's position when several do)."""
-        imp = next((i for i in self.space.imports.values() if i.api == api), None)
-        sop = self.orch.sops.get(imp.sop_id) if imp else None
-        if sop is None or imp is None:
-            return None
-        nodes = [n for n in sop.nodes.values() if n.tool == imp.tool]
-        fitting = [n for n in nodes if all(_same(wanted.get(k), v) for k, v in n.arg_map.items()
-                                           if not v.startswith("context.") and k in wanted)] or nodes
-        goal = _latest_open(state, sop.id) if state else None
-        here = goal.step if goal else None
-        ahead = [n for n in fitting if here and n.id in sop.reachable(here)]
-        return (sop, (ahead or fitting)[0]) if fitting else None
 
     def _task_of(self, label: str, state: SessionState | None) -> str | None:
         found = self._node(label, state) if state else None
@@ -478,126 +383,3 @@ class Replay:
 def _fixed(day: date) -> Callable[[], date]:
     """A clock that always says ``day``."""
     return lambda: day
-
-
-def _move(goal: Goal, nxt: str | None) -> None:
-    goal.step, goal.pending = nxt, None
-    goal.status = GoalStatus.ACTIVE
-    goal.next_question, goal.missing, goal.attempts = "", [], {}
-
-
-def _finished(goal: Goal, sop: Sop | None) -> bool:
-    """A goal past its last question: nothing pending and only decisions, messages or the end ahead."""
-    if goal.pending or sop is None:
-        return False
-    node = sop.node(goal.step)
-    return node is None or node.kind == "end"
-
-
-def _finish(ops: GoalOps, state: SessionState, *, resume: bool = True) -> None:
-    ops.mark_done("completed")
-    if not resume and state.active_goal is not None:  # put the resumed goal back where it was
-        goal = state.active_goal
-        goal.status = GoalStatus.SUSPENDED
-        state.goal_stack.append(goal.id)
-        state.active_goal_id = None
-
-
-def _latest_open(state: SessionState | None, sop_id: str) -> Goal | None:
-    if state is None:
-        return None
-    goals = [g for g in state.goals.values() if g.type == sop_id]
-    open_ = [g for g in goals if g.status != GoalStatus.DONE]
-    found = open_ or goals
-    return found[-1] if found else None
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Values equal once case, spacing and punctuation are ignored ("7pm" = "7 pm", 30 = "30"), and a
-    date the engine keeps as YYYY-MM-DD equal to the same date as the wizard wrote it."""
-    if a is None or b is None:
-        return a is b
-    if T.squash(str(a)) == T.squash(str(b)):
-        return True
-    iso = next((str(v) for v in (a, b) if ISO_DATE.fullmatch(str(v))), None)
-    if iso is None:
-        return False
-    other = str(b if str(a) == iso else a)
-    return extract(SlotType("date", "date"), other, asked=True) == iso
-
-
-class ReplayStore:
-    """An in-memory :class:`~core.state.sessions.base.StateStore` for replays (no SQLite round trips).
-
-    It keeps the contract's rules that matter here: ``load`` returns a fresh copy and a save
-    whose expected version is stale raises :class:`StateConflictError`.
-    """
-
-    def __init__(self) -> None:
-        self._states: dict[str, str] = {}  # as JSON: parsing it back is a fresh copy, and cheaper than a deep copy
-        self._versions: dict[str, int] = {}
-        self._traces: dict[str, list[dict[str, Any]]] = {}
-        self._incidents: dict[str, list[dict[str, Any]]] = {}
-        self._retired: dict[str, list[str]] = {}
-        self._turns = LocalSessionLocks()
-
-    def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
-        return self._turns.hold(session_id, wait_s)
-
-    def note_incident(self, session_id: str, kind: str, detail: dict[str, Any]) -> None:
-        self._incidents.setdefault(session_id, []).append({"at": "", "kind": kind, "detail": dict(detail)})
-
-    def incidents(self, session_id: str) -> list[dict[str, Any]]:
-        return list(self._incidents.get(session_id, []))
-
-    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
-        return None  # replays call scripted tools only
-
-    def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
-        return []
-
-    def load(self, session_id: str) -> SessionState | None:
-        saved = self._states.get(session_id)
-        return SessionState.model_validate_json(saved) if saved is not None else None
-
-    def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
-        from core.shared.errors import StateConflictError
-        from core.state.sessions.base import check_save_arguments
-
-        check_save_arguments(state, expected_version, trace)
-        found = self._versions.get(state.session_id, 0)
-        if found != expected_version:
-            raise StateConflictError(state.session_id, expected_version, found)
-        self._states[state.session_id] = state.model_dump_json()
-        self._versions[state.session_id] = state.version
-        if trace is not None:
-            self._traces.setdefault(state.session_id, []).append(trace.model_dump(mode="json"))
-        self._retired.setdefault(state.session_id, []).extend(g.model_dump_json() for g in state.retired.values())
-
-    def retired_goals(self, session_id: str) -> list[Goal]:
-        return [Goal.model_validate_json(g) for g in self._retired.get(session_id, [])]
-
-    def list_sessions(self) -> list[dict[str, Any]]:
-        states = [SessionState.model_validate_json(s) for s in self._states.values()]
-        return [{"session_id": s.session_id, "customer_id": s.customer_id, "version": s.version,
-                 "updated_at": s.updated_at.isoformat()} for s in states]
-
-    def traces(self, session_id: str) -> list[dict[str, Any]]:
-        return list(self._traces.get(session_id, []))
-
-    def last_trace(self, session_id: str) -> dict[str, Any] | None:
-        found = self._traces.get(session_id)
-        return found[-1] if found else None
-
-    def delete_session(self, session_id: str) -> None:
-        self._states.pop(session_id, None)
-        self._versions.pop(session_id, None)
-        self._traces.pop(session_id, None)
-        self._retired.pop(session_id, None)
-
-    def close(self) -> None:
-        self._states.clear()
-        self._versions.clear()
-        self._traces.clear()
-        self._retired.clear()
-

@@ -20,15 +20,8 @@ from typing import Any
 
 from core.engine.build import Workspace, build_orchestrator, load_workspace
 from core.engine.orchestrator import Orchestrator
-from core.evaluation.generator import (
-    END_COMPLETED,
-    EXTERNAL_KNOWLEDGE,
-    Expected,
-    SessionPlan,
-    TurnPlan,
-    generate_sessions,
-    unexercised,
-)
+from core.evaluation.generator import SessionPlan, generate_sessions, unexercised
+from core.evaluation.walk import END_COMPLETED, EXTERNAL_KNOWLEDGE, Expected, TurnPlan
 from core.retrieval.embedding import CachedEmbedder
 from core.shared.models import GoalStatus, SessionState
 from core.sop.graph import Sop

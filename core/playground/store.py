@@ -27,7 +27,8 @@ from core.playground.uploads import (
 )
 from core.shared.errors import UserInputError
 from core.shared.problems import Problem
-from core.tools.sheets import SheetFeed, SheetRef, SheetStatus
+from core.tools.sheets import SheetFeed, SheetStatus
+from core.tools.sheets_api import SheetRef
 from core.workspace.paths import read_text_file
 
 if TYPE_CHECKING:

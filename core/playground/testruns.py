@@ -14,7 +14,8 @@ from core.engine.build import load_workspace
 from core.evaluation import SyntheticReport, run_synthetic
 from core.evaluation.recording import dump, file_stem, recorded_test
 from core.evaluation.replay import Recording, ReplayReport, replay
-from core.evaluation.simulate import SimulationReport, simulate
+from core.evaluation.sim_report import SimulationReport
+from core.evaluation.simulate import simulate
 from core.evaluation.testing import FileResult, WorkspaceCache, run_file
 from core.playground.changes import ChangeSet, CheckResult, staged
 from core.playground.conversations import conversation_files

@@ -19,8 +19,9 @@ import yaml
 
 from core.playground.changes import ChangeSet
 from core.shared.errors import Location, UserInputError
+from core.tools.catalog import numeric_column
 from core.tools.cells import map_cells, quoted, quoted_rows
-from core.tools.inventory import MAX_ROWS, check_workbook, numeric_column
+from core.tools.inventory_files import MAX_ROWS, check_workbook
 from core.workspace.config import ROLES
 from core.workspace.paths import MAX_FILE_BYTES
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from core.shared.errors import Location, ToolError, WorkspaceError
 from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
-from core.tools.inventory import read_table
+from core.tools.inventory_files import read_table
 from core.workspace.config import ToolDecl
 from core.workspace.paths import workspace_path
 

@@ -11,14 +11,10 @@ import pytest
 
 from core.engine.build import Workspace
 from core.evaluation import conditions as C
-from core.evaluation.generator import (
-    END_COMPLETED,
-    END_GRACEFUL,
-    EXTERNAL_KNOWLEDGE,
-    SessionPlan,
-    generate_sessions,
-)
-from core.evaluation.inputs import InputSpec, Phrasebook
+from core.evaluation.generator import SessionPlan, generate_sessions
+from core.evaluation.input_spec import InputSpec
+from core.evaluation.inputs import Phrasebook
+from core.evaluation.walk import END_COMPLETED, END_GRACEFUL, EXTERNAL_KNOWLEDGE
 
 EVALUATION = Path(__file__).resolve().parents[2] / "core" / "evaluation"
 # the reading, and the engine that acts on it (a loaded Workspace, core.engine.build, is only data here)
@@ -26,7 +22,8 @@ BRAIN_MODULES = ("core.understanding", "core.engine.flow", "core.engine.orchestr
                  "core.engine.grounding", "core.language.text")
 
 
-@pytest.mark.parametrize("module", ["generator.py", "inputs.py", "conditions.py", "data.py"])
+@pytest.mark.parametrize("module", ["generator.py", "walk.py", "branches.py", "sop_context.py", "inputs.py",
+                                    "input_spec.py", "conditions.py", "data.py"])
 def test_expectations_never_import_the_brains_reading(module: str) -> None:
     tree = ast.parse((EVALUATION / module).read_text(encoding="utf-8"))
     imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]

@@ -16,7 +16,8 @@ from core.__main__ import main
 from core.engine.build import Workspace, load_workspace
 from core.evaluation.personas import MANNERS, THAI_SCRIPT
 from core.evaluation.sim_llm import CUSTOMER_PROMPT, SIMULATOR
-from core.evaluation.simulate import CHECKS, SimulationReport, failing_tests, simulate
+from core.evaluation.sim_report import CHECKS, SimulationReport
+from core.evaluation.simulate import failing_tests, simulate
 from core.evaluation.testing import WorkspaceCache, run_file
 from core.evaluation.testspec import load_spec
 from core.retrieval.embedding import CachedEmbedder

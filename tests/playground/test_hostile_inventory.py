@@ -19,7 +19,7 @@ from core.retrieval.embedding import CachedEmbedder
 from core.shared.errors import WorkspaceError
 from core.shared.problems import errors
 from core.tools.cells import formula_like, quoted, shown
-from core.tools.inventory import check_workbook, read_table
+from core.tools.inventory_files import check_workbook, read_table
 
 SHEET = "xl/worksheets/sheet1.xml"
 HOSTILE = ["=cmd|' /C calc'!A0", "@SUM(1+1)", "+1+1", "-2+3", "  =HYPERLINK(\"http://x.test\")", "\t=1+1"]

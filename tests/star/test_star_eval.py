@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.__main__ import main
-from core.evaluation.star import StarReport, evaluate_star, format_report
+from core.evaluation.star import evaluate_star
+from core.evaluation.star_report import StarReport, format_report
 from core.retrieval.embedding import CachedEmbedder
 from core.shared.errors import UserInputError
 from tests.star.support import FIXTURE

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from core.shared.errors import ToolError
-from core.tools.inventory import Catalog, InventoryTool
+from core.tools.catalog import Catalog
+from core.tools.inventory import InventoryTool
 
 
 def table() -> pd.DataFrame:

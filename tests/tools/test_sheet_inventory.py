@@ -13,8 +13,10 @@ import pytest
 from core.engine.build import load_workspace
 from core.retrieval.embedding import CachedEmbedder
 from core.shared.errors import WorkspaceError
-from core.tools.inventory import Catalog, InventoryTool, load_catalog, sheet_catalog
-from core.tools.sheets import SheetFeed, SheetRef
+from core.tools.catalog import Catalog, load_catalog, sheet_catalog
+from core.tools.inventory import InventoryTool
+from core.tools.sheets import SheetFeed
+from core.tools.sheets_api import SheetRef
 from core.workspace.config import InventoryDecl
 from core.workspace.store_yaml import load_store_config
 from tests.tools.sheets_fake import (

@@ -31,29 +31,26 @@ sent and removed once Zep has it, so a timeout, a 5xx or a 429 only delays it: t
 next ``write`` or ``retry_pending`` for that customer delivers it, in order, with the
 same idempotency keys (and the fold applies an event once even if Zep stored it
 twice). While Zep is down, reads raise :class:`MemoryUnavailableError` carrying the
-last summary read plus the queued changes, and a short circuit breaker (``cooldown_s``)
-skips Zep for a while after a failure, so a down Zep costs one timeout, not one per call.
+last summary read plus the queued changes, and a short circuit breaker (``cooldown_s``,
+:mod:`core.state.memory.zep_calls`) skips Zep for a while after a failure, so a down Zep costs one
+timeout, not one per call.
 The SDK's own retries are off (``max_retries=0``): its back-off sleeps would stall a chat turn.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
 
 import httpx
-from zep_cloud import AddMessage, Episode, EpisodeListFilters, MetadataFilter, MetadataFilterGroup, Zep
-from zep_cloud.core.api_error import ApiError
-from zep_cloud.core.parse_error import ParsingError
+from zep_cloud import Zep
 from zep_cloud.environment import ZepEnvironment
 
-from core.shared.concurrency import holding, waiting
+from core.shared.concurrency import holding
 from core.shared.errors import UserInputError
 from core.state.memory.base import (
     MemoryUnavailableError,
@@ -63,43 +60,17 @@ from core.state.memory.base import (
     normalize_fact,
     summary_from_entries,
 )
-from core.state.memory.events import (
-    EVENT_KIND,
-    FactIds,
-    PreferenceEvent,
-    edit_event,
-    fold,
-    forget_event,
-    parse_event,
-    remember_event,
-)
-from core.state.memory.zep_cache import OutboxRow, ZepLocalCache
+from core.state.memory.events import FactIds, edit_event, fold, forget_event, remember_event
+from core.state.memory.zep_cache import ZepLocalCache
+from core.state.memory.zep_calls import ZepBreaker, ZepFailure
+from core.state.memory.zep_remote import ZepRemote
 
 DEFAULT_BASE_URL = ZepEnvironment.DEFAULT.value
 DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_COOLDOWN_S = 30.0
-MAX_COOLDOWN_S = 300.0
-PAGE_SIZE = 100
-SOURCE_DESCRIPTION = "SOP Agent Playground: customer preference change"
 CONTEXT_QUERY = "the customer's shopping preferences and communication style"
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-_OUR_EPISODES = EpisodeListFilters(metadata_filters=MetadataFilterGroup(
-    type="and", filters=[MetadataFilter(property_name="kind", operator="eq", value=EVENT_KIND)]))
-
-
-class ZepFailure(Exception):
-    """One failed Zep call, classified: ``retryable`` unless Zep rejected the request itself."""
-
-    def __init__(self, message: str, *, retryable: bool = True, status: int | None = None,
-                 retry_after: float = 0.0) -> None:
-        self.message = message
-        self.retryable = retryable
-        self.status = status
-        self.retry_after = retry_after
-        super().__init__(message)
 
 
 class ZepPreferenceMemory:
@@ -124,9 +95,6 @@ class ZepPreferenceMemory:
         if not api_key or not api_key.strip():
             raise UserInputError("Zep preference memory needs an API key: set ZEP_API_KEY")
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self._timeout_s = timeout_s
-        self._cooldown_s = cooldown_s
-        self._clock = clock
         self._http = httpx.Client(timeout=timeout_s, follow_redirects=True)
         self._client = Zep(api_key=api_key.strip(), base_url=self.base_url, httpx_client=self._http,
                            timeout=timeout_s, max_retries=0)
@@ -134,8 +102,8 @@ class ZepPreferenceMemory:
         self._ids = FactIds()
         self._guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
-        self._down_until = 0.0
-        self._last_error = ""
+        self._breaker = ZepBreaker(self.base_url, timeout_s, cooldown_s, clock)
+        self._remote = ZepRemote(self._client, self._cache, self._breaker)
 
     @property
     def label(self) -> str:
@@ -244,12 +212,13 @@ class ZepPreferenceMemory:
             try:
                 thread = self._cache.thread_uuid(customer_id, session_id) if session_id else None
                 if thread is not None:
-                    answer = self._call("thread.get_context", partial(self._client.thread.get_context, thread))
+                    answer = self._breaker.call("thread.get_context", partial(self._client.thread.get_context, thread))
                     return answer.context or ""
-                user = self._user(customer_id, create=False)
+                user = self._remote.user(customer_id, create=False)
                 if user is None:
                     return ""
-                reply = self._call("graph.get_context", partial(self._client.graph.get_context, user, query=query))
+                reply = self._breaker.call("graph.get_context",
+                                           partial(self._client.graph.get_context, user, query=query))
                 return reply.context or ""
             except ZepFailure as exc:
                 raise MemoryUnavailableError(f"Zep preference memory unavailable: {exc.message}") from exc
@@ -265,9 +234,9 @@ class ZepPreferenceMemory:
         """
         with holding(self._lock_for(customer_id)):
             try:
-                user = self._user(customer_id, create=False)
+                user = self._remote.user(customer_id, create=False)
                 if user is not None:
-                    self._call("user.delete", partial(self._client.user.delete, user))
+                    self._breaker.call("user.delete", partial(self._client.user.delete, user))
             except ZepFailure as exc:
                 raise MemoryUnavailableError(f"Zep preference memory unavailable: {exc.message}") from exc
             self._cache.forget_customer(customer_id)
@@ -287,12 +256,12 @@ class ZepPreferenceMemory:
     def __repr__(self) -> str:
         return f"ZepPreferenceMemory(base_url={self.base_url!r}, cache={self._cache.path!r})"
 
-    # ------------------------------------------------------------------ reading
+    # ------------------------------------------------------------------ reading and delivering
     def _current(self, customer_id: str) -> tuple[list[PreferenceEntry], MemoryUnavailableError | None]:
         """The customer's facts now; when Zep is down, the last known ones and the error to raise."""
         pending = [row.event for row in self._cache.pending(customer_id)]
         try:
-            remote = self._remote_events(customer_id)
+            remote = self._remote.events(customer_id)
         except ZepFailure as exc:
             stale = fold(customer_id, self._cache.mirror(customer_id) + pending)
             queued = f"; {len(pending)} change(s) queued" if pending else ""
@@ -307,54 +276,6 @@ class ZepPreferenceMemory:
         entries, _ = self._current(customer_id)
         return next((e for e in entries if e.id == entry_id), None)
 
-    def _remote_events(self, customer_id: str) -> list[PreferenceEvent]:
-        """Every preference event of the customer stored in Zep, oldest first ([] for a new customer)."""
-        for _ in range(2):  # a cached user id may be stale (user deleted in Zep): look it up once more
-            user = self._user(customer_id, create=False)
-            if user is None:
-                return []
-            try:
-                episodes = self._call("graph.episode.list", partial(self._episodes, user))
-            except ZepFailure as exc:
-                if exc.status != 404:
-                    raise
-                self._cache.set_user_uuid(customer_id, None)
-                continue
-            events = [e for e in (parse_event(ep.content or "") for ep in episodes) if e is not None]
-            self._cache.set_mirror(customer_id, events)
-            return events
-        return []
-
-    def _episodes(self, user: str) -> list[Episode]:
-        """All of the user's preference episodes, oldest first (the pager fetches every page)."""
-        return list(self._client.graph.episode.list(user, page_size=PAGE_SIZE, order_by="created_at", order="asc",
-                                                     filters=_OUR_EPISODES))
-
-    def _user(self, customer_id: str, *, create: bool) -> str | None:
-        """Zep's UUID for a customer; with ``create``, make the user when Zep has none."""
-        cached = self._cache.user_uuid(customer_id)
-        if cached:
-            return cached
-        try:
-            user = self._call("user.lookup", lambda: self._client.user.lookup(user_id=customer_id))
-        except ZepFailure as exc:
-            if exc.status != 404:
-                raise
-            if not create:
-                return None
-            try:
-                user = self._call("user.create", lambda: self._client.user.create(
-                    user_id=customer_id, metadata={"created_by": "sop-agent-playground"}))
-            except ZepFailure as conflict:
-                if conflict.status != 409:  # 409: another instance created it since our lookup
-                    raise
-                user = self._call("user.lookup", lambda: self._client.user.lookup(user_id=customer_id))
-        if not user.uuid_:
-            raise ZepFailure("Zep answered without the user's uuid")
-        self._cache.set_user_uuid(customer_id, user.uuid_)
-        return user.uuid_
-
-    # ------------------------------------------------------------------ delivering
     def _flush(self, customer_id: str) -> int:
         """Deliver the customer's queued events in order; stop at the first outage.
 
@@ -369,7 +290,7 @@ class ZepPreferenceMemory:
         rows = self._cache.pending(customer_id)
         for i, row in enumerate(rows):
             try:
-                self._deliver(row)
+                self._remote.deliver(row)
             except ZepFailure as exc:
                 if exc.retryable:
                     self._cache.failed(row.id, exc.message)
@@ -389,117 +310,6 @@ class ZepPreferenceMemory:
             raise MemoryUnavailableError(f"Zep rejected {len(rejected)} preference change(s): {rejected[0]}")
         return delivered
 
-    def _deliver(self, row: OutboxRow) -> None:
-        """Send one queued event: the JSON episode, then (for a turn's update) the customer's message."""
-        event = row.event
-        user = self._user(event.customer_id, create=True)
-        assert user is not None  # create=True never answers None
-        if row.stage < 1:
-            try:
-                self._call("graph.episode.add", lambda: self._client.graph.episode.add(
-                    user, data=event.model_dump_json(), type="json", source_description=SOURCE_DESCRIPTION,
-                    metadata=_episode_metadata(event), idempotency_key=f"{event.event_id}-episode"))
-            except ZepFailure as exc:
-                if exc.status == 404:  # the user was deleted in Zep: recreate it on the next try
-                    self._cache.set_user_uuid(event.customer_id, None)
-                    raise ZepFailure(f"Zep no longer has customer {event.customer_id!r}; will recreate",
-                                     status=404) from exc
-                raise
-            self._cache.advance(row.id, 1)
-        if event.op == "remember" and event.message and event.session_id:
-            thread = self._thread(event.customer_id, event.session_id, user)
-            message = AddMessage(role="user", name=event.customer_id, content=event.message,
-                                 metadata={"session_id": event.session_id, "turn": event.turn,
-                                           "event_id": event.event_id})
-            try:
-                self._call("thread.add_messages", lambda: self._client.thread.add_messages(
-                    thread, messages=[message], idempotency_key=f"{event.event_id}-message"))
-            except ZepFailure as exc:
-                if exc.status == 404:  # the thread was deleted in Zep: start a new one on the next try
-                    self._cache.drop_thread(event.customer_id, event.session_id)
-                raise
-
-    def _thread(self, customer_id: str, session_id: str, user: str) -> str:
-        """The Zep thread of a customer's session, created on first use."""
-        cached = self._cache.thread_uuid(customer_id, session_id)
-        if cached:
-            return cached
-        key = hashlib.sha256(f"thread:{user}:{session_id}".encode()).hexdigest()
-        thread = self._call("thread.create", lambda: self._client.thread.create(user_uuid=user,
-                                                                                 idempotency_key=key))
-        if not thread.uuid_:
-            raise ZepFailure("Zep answered without the thread's uuid")
-        self._cache.set_thread_uuid(customer_id, session_id, thread.uuid_)
-        return thread.uuid_
-
-    # ------------------------------------------------------------------ calling Zep
-    def _call(self, what: str, request: Callable[[], T]) -> T:
-        """Run one SDK call behind the circuit breaker; every failure becomes a :class:`ZepFailure`."""
-        now = self._clock()
-        if now < self._down_until:
-            raise ZepFailure(f"{self._last_error} (Zep skipped for another {self._down_until - now:.0f}s)")
-        try:
-            with waiting():  # other turns compute while this one waits on Zep
-                result = request()
-        except Exception as exc:  # noqa: BLE001 - classified below; nothing escapes unclassified
-            failure = classify(exc, what, self.base_url, self._timeout_s)
-            if failure.retryable and failure.status not in (404, 409):
-                self._last_error = failure.message
-                self._down_until = now + min(MAX_COOLDOWN_S, max(self._cooldown_s, failure.retry_after))
-            raise failure from exc
-        self._down_until = 0.0
-        return result
-
     def _lock_for(self, customer_id: str) -> threading.RLock:
         with self._guard:
             return self._locks.setdefault(customer_id, threading.RLock())
-
-
-def classify(exc: Exception, what: str, base_url: str, timeout_s: float) -> ZepFailure:
-    """Turn an SDK or transport exception into a :class:`ZepFailure` with a clear message.
-
-    Retryable: timeouts, connection errors, 408, 409, 429 (with its Retry-After), 5xx, 401/403
-    (a key can be fixed; nothing is lost meanwhile) and replies the SDK cannot parse. Any other
-    4xx means Zep rejected the request itself, so sending it again cannot help.
-    """
-    if isinstance(exc, httpx.TimeoutException):
-        return ZepFailure(f"Zep did not answer {what} within {timeout_s:g}s")
-    if isinstance(exc, httpx.TransportError):
-        return ZepFailure(f"cannot reach Zep at {base_url} ({what}): {exc}")
-    if isinstance(exc, ParsingError):
-        return ZepFailure(f"unexpected reply from Zep to {what} (HTTP {exc.status_code})")
-    if not isinstance(exc, ApiError):
-        return ZepFailure(f"{what} failed: {type(exc).__name__}: {exc}")
-    status = exc.status_code or 0
-    detail = _error_detail(exc.body)
-    if status in (401, 403):
-        return ZepFailure(f"Zep refused the API key ({status}) on {what}: check ZEP_API_KEY", status=status)
-    if status == 429:
-        return ZepFailure(f"Zep rate limit (429) on {what}{detail}", status=status,
-                          retry_after=_retry_after(exc.headers or {}))
-    retryable = status >= 500 or status in (404, 408, 409)
-    return ZepFailure(f"Zep answered {status} to {what}{detail}", retryable=retryable, status=status)
-
-
-def _error_detail(body: Any) -> str:
-    """``": <message>"`` from a v4 error body ({"error": {"message": …}}), else ""."""
-    error = getattr(body, "error", None)
-    if error is None and isinstance(body, dict):
-        error = body.get("error")
-    message = getattr(error, "message", None) if not isinstance(error, dict) else error.get("message")
-    return f": {message}" if message else ""
-
-
-def _retry_after(headers: dict[str, str]) -> float:
-    """Seconds from a Retry-After header (numeric form only), 0 when absent or unreadable."""
-    value = {k.lower(): v for k, v in headers.items()}.get("retry-after", "")
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return 0.0
-
-
-def _episode_metadata(event: PreferenceEvent) -> dict[str, str | int]:
-    """Episode metadata (Zep allows 10 scalar keys): what to filter on and what a person needs."""
-    return {"kind": EVENT_KIND, "op": event.op, "event_id": event.event_id, "customer_id": event.customer_id,
-            "session_id": event.session_id, "turn": event.turn}
