@@ -108,9 +108,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """The HTTP API (core.server.api) with N uvicorn worker processes."""
     import uvicorn
 
-    from core.engine.build import raise_on_errors
     from core.server.served import ENV_COMPUTE, ENV_WORKSPACES, compute_slots, workspace_name
-    from core.workspace.files import load_workspace_files
+    from core.workspace.files import load_workspace_files, raise_on_errors
 
     roots = [Path(p).resolve() for p in (args.workspace or [os.getcwd()])]
     for root in roots:  # a folder that is not a workspace is refused here, not in every worker

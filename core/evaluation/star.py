@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from core.engine.build import build_orchestrator, load_workspace
+from core.evaluation.replay_store import ReplayStore
 from core.evaluation.star_replay import (
     DialogueResult,
     Replay,
     TaskSpace,
 )
 from core.evaluation.star_report import StarReport, in_set
-from core.evaluation.star_store import ReplayStore
 from core.importers.star import ImportResult, import_star_task, write_import
 from core.importers.star_format import Dialogue, StarApi, iter_dialogues, load_task
 from core.retrieval.embedding import CachedEmbedder, one_thread_each, shared_model

@@ -59,7 +59,8 @@ class Answer(Command):
     hidden: ClassVar[tuple[str, ...]] = ("reading",)
     question: str = ""  # the pending step
     value: Any = None
-    reading: Any = field(default=None, compare=False)  # the answer's values as read (core.engine.flow.AnswerReading)
+    # the answer's values as read (core.understanding.answers.AnswerReading)
+    reading: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
