@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from core.shared.errors import ToolError
+from core.errors import ToolError
 
 TICKETS = {
     "RT-2041": {"ticket_id": "RT-2041", "status": "waiting for parts", "estimate_eur": 85},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from core.shared.errors import ToolError
+from core.errors import ToolError
 
 LOAN_DAYS = 21
 MAX_RENEWALS = 3

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 
-from core.shared.errors import ToolError
+from core.errors import ToolError
 
 PENDING: dict[str, dict[str, object]] = {}  # session id -> the payment request pending in that conversation
 SENT: dict[str, list[dict[str, object]]] = {}  # session id -> the payments sent from that conversation

@@ -12,7 +12,7 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-from core.shared.errors import ToolError
+from core.errors import ToolError
 
 DATA = Path(__file__).resolve().parent / "data"
 

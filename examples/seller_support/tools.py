@@ -13,7 +13,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from core.shared.errors import ToolError
+from core.errors import ToolError
 
 DATA = Path(__file__).resolve().parent / "data"
 DEMO_OTP = "123456"  # the demo backend sends no real messages: every OTP it "sends" is this code

@@ -10,7 +10,7 @@ import csv
 from functools import cache
 from pathlib import Path
 
-from core.shared.errors import ToolError
+from core.errors import ToolError
 
 DATA = Path(__file__).resolve().parent / "data"
 PLANS = ("Basic", "Plus", "Unlimited")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from core.shared.errors import ToolError
+from core.errors import ToolError
 
 MEMBERS = {
     "ana_ruiz_2281": {"email": "ana@example.com", "phone": "4155550142", "pet": "Bruno"},
