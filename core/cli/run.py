@@ -12,7 +12,7 @@ from pathlib import Path
 from core.cli.arguments import workspace_folder
 from core.shared.problems import errors
 from core.understanding.commands import reading_lines
-from core.understanding.domain.commerce import OFFERED
+from core.understanding.commerce import OFFERED
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

@@ -36,7 +36,7 @@ from core.tools.kb import KB_TOOL, STEP, IndexMode, KnowledgeBase, KnowledgeBase
 from core.understanding.brains.base import Brain
 from core.understanding.brains.llm_client import LOCAL_KEY, LLMSettings
 from core.understanding.brains.rule import RuleBrain
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 from core.workspace.config import DEFAULT_SEARCH_TOOL
 from core.workspace.files import WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex

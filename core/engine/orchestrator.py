@@ -34,7 +34,7 @@ from core.tools.gateway import ToolGateway, ToolScript
 from core.tools.kb import KB_TOOL
 from core.understanding import Command, Reading
 from core.understanding.brains.base import Brain, TurnContext, begin_turn
-from core.understanding.domain.commerce import OFFERED, Commerce
+from core.understanding.commerce import OFFERED, Commerce
 from core.understanding.preferences import extract_preferences
 from core.understanding.reading.context import ReadContext
 from core.understanding.reading.reader import RuleReader

@@ -12,7 +12,7 @@ from core.language import text as T
 from core.shared.models import Goal
 from core.sop.expr_eval import lookup
 from core.sop.graph import Node, Sop
-from core.understanding.domain.commerce import left_after_ruling_out, picked_offer
+from core.understanding.commerce import left_after_ruling_out, picked_offer
 from core.understanding.mentions import option_mentions
 from core.workspace.slots import SlotType
 

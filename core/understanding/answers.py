@@ -32,7 +32,7 @@ from core.understanding.answer_shape import (
     unknown,
 )
 from core.understanding.brains.base import Brain, proposed_values
-from core.understanding.domain.commerce import offered
+from core.understanding.commerce import offered
 from core.understanding.extract import extract, labelled_value
 from core.understanding.mentions import correction_value, cut_at_labels, handle_value, labelled_text, route_value
 from core.understanding.remembered import accepted_value, takes_offer

@@ -72,7 +72,7 @@ class InventoryDecl:
 @dataclass(frozen=True)
 class CommerceDecl:
     """store.yaml ``commerce``: the item search tool and which SOP slots play its roles 
-    (core/understanding/domain/commerce.py)."""
+    (core/understanding/commerce.py)."""
 
     search_tool: str = DEFAULT_SEARCH_TOOL
     slots: dict[str, str] = field(default_factory=dict)  # search role (category, budget, brand, ...) -> slot name

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from core.shared.models import Goal
 from core.state.memory.base import PreferenceSummary
-from core.understanding.domain.commerce import OFFERED, Commerce, offered
+from core.understanding.commerce import OFFERED, Commerce, offered
 from core.workspace.config import CommerceDecl
 from core.workspace.slots import SlotType, Vocabulary
 from core.workspace.store_yaml import load_store_config

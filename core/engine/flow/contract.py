@@ -13,7 +13,7 @@ from core.sop.graph import Sop
 from core.state.memory.base import PreferenceSummary
 from core.understanding.answers import AnswerReader
 from core.understanding.brains.base import Brain
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 from core.workspace.slots import SlotType
 
 

@@ -11,7 +11,7 @@ from core.shared.models import Goal, utcnow
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
 from core.understanding.answer_shape import unknown
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 
 
 def step_message(env: AgentEnv, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary,

@@ -14,7 +14,7 @@ from core.sop.graph import Node, Sop
 from core.understanding.answer_shape import GENERIC_KINDS, unknown
 from core.understanding.answers import AnswerReading
 from core.understanding.brains.base import Brain
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 from core.workspace.slots import SlotType
 
 

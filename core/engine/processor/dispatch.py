@@ -34,7 +34,7 @@ from core.understanding import (
     StartGoal,
     Unclear,
 )
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 from core.understanding.signals import NOT_KEPT
 
 

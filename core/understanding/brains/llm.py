@@ -62,7 +62,7 @@ from core.understanding.brains.prompts import (
 from core.understanding.brains.reading_checks import ReadingResult, ReadingScope, check_reading
 from core.understanding.brains.rule import RuleBrain
 from core.understanding.commands import SmallTalk
-from core.understanding.domain.commerce import offered
+from core.understanding.commerce import offered
 from core.workspace.slots import SlotType
 
 __all__ = ["LLMBrain", "LLMSettings", "OpenAIChat", "Mode"]

@@ -36,7 +36,7 @@ from core.shared.models import Goal, MemoryEntry, SessionState
 from core.sop.expr import parse, paths
 from core.sop.graph import Node, Sop
 from core.understanding.brains.cleaning import language_name
-from core.understanding.domain.commerce import OFFERED, offered
+from core.understanding.commerce import OFFERED, offered
 
 MEMORY_KEPT = 3  # execution-memory entries shown as they are; earlier ones are summarised
 VALUE_CHARS = 160  # a context value or observation is cut to this many characters

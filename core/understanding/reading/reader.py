@@ -26,7 +26,7 @@ from core.sop.graph import Sop
 from core.understanding.answers import AnswerReader
 from core.understanding.brains.base import Brain, Perception
 from core.understanding.commands import CancelGoal, Command, SetSlots, StartGoal, value_words
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 from core.understanding.executor import FlowExecutor
 from core.understanding.reading.completion import ModelCompletion
 from core.understanding.reading.context import ReadContext

@@ -9,7 +9,7 @@ from core.shared.models import Goal
 from core.sop.graph import Sop
 from core.understanding.brains.base import Perception
 from core.understanding.commands import Command, FollowUp, KnowledgeQuestion
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 from core.understanding.reading.context import ReadContext
 from core.understanding.signals import search_query
 

@@ -10,7 +10,7 @@ from typing import Any
 from core.shared.models import Goal
 from core.sop.graph import Sop
 from core.understanding.answers import AnswerReader
-from core.understanding.domain.commerce import Commerce
+from core.understanding.commerce import Commerce
 from core.understanding.executor import FlowExecutor
 from core.understanding.signals import NOT_KEPT
 
