@@ -167,7 +167,7 @@ def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str
 
 def result_values(ws: Workspace) -> dict[str, dict[str, list[str]]]:
     """Per SOP, the values each field of its tools can take, where the GAR lists them ("the weather, one
-    of Raining, Snowing, Sunny…"), so "when will it be sunny?" can be read against a result's fields."""
+    of Raining, Snowing, Sunny…"), so "which day is it dry?" can be read against a result's fields."""
     listed = {T.squash(p.name): opts for r in ws.files.gar if r.has("ask_user_input")
               for p in r.params if (opts := listed_options(r.metadata))}
     out: dict[str, dict[str, list[str]]] = {}

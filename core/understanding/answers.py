@@ -284,7 +284,7 @@ class AnswerReader:
                 if said:
                     found[name] = said
                 continue
-            if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my PIN is 0314",
+            if st.kind in ("number", "digits", "phone"):  # a bare number is ambiguous: only "my passcode is 2718",
                 val = labelled_value(st, name, text)  # or the one number the customer could not give before
                 if not validate(st, val) and (st.kind == "phone" and st.region or st.kind == "digits"):
                     val = extract(st, text, asked=False)  # a phone number valid in the store's region, labelled or

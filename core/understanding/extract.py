@@ -119,7 +119,7 @@ def _month_alone(said: str) -> bool:
 def _number(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     amts = T.amounts(msg) or T.amounts(T.spelled_numbers(msg))  # "one hundred and fifty"
     if asked and not amts:
-        return T.word_number(msg)  # "just two", "twenty one people"
+        return T.word_number(msg)  # "just two", "thirty four guests"
     return _clean_num(amts[0].value) if asked and amts else None
 
 
@@ -324,7 +324,7 @@ _EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _ph
 
 def labelled_value(st: SlotType, name: str, message: str) -> Any:
     """A value the customer gives unasked but labelled by what it counts or by the slot's name: "for 12
-    people", "a party of twenty one people", "my PIN is 0314", "account 153531981". Only kinds a bare
+    people", "a party of thirty four guests", "my passcode is 2718", "account 80467213". Only kinds a bare
     number would be ambiguous for (numbers, digits, phones)."""
     if st.kind not in ("number", "digits", "phone"):
         return None
@@ -337,7 +337,8 @@ def labelled_value(st: SlotType, name: str, message: str) -> Any:
     words = [w for w in T.words(name.replace("_", " ")) if w not in GENERIC_NAME_WORDS and len(w) > 1 and w.isalpha()]
     for w in words:
         for m in re.finditer(rf"\b{re.escape(w)}s?\b(?:\s+(?:number|no\.?|#|is|was|of|would be|will be|are|should be|"
-                             r"could be|might be|either|maybe|probably))*\s*[:#]?\s*(\S+)", message, re.I):
+                             r"could be|might be|either|maybe|probably))*\s*[:#]?\s*"
+                             rf"({T.NUMBER_WORDS.pattern}|\S+)", message, re.I):  # "of thirty four": both words
             val = extract(st, m.group(1).strip(".,;!?"), asked=True)
             if validate(st, val):
                 return val

@@ -98,8 +98,8 @@ def find_option(message: str, options: list[str], *, loose: bool = False) -> str
     """The listed option a message names, earliest in the message first ("Legume or Lucca" -> Legume).
 
     Exact words (spacing and clock spellings aside) first; then the initials of a multi-word option
-    written in capitals ("NYC"); then the leading words of an option without its last word ("New
-    York" -> "New York City", "Cactus" -> "Cactus Club") when only one option starts so; then, when
+    written in capitals ("SLC"); then the leading words of an option without its last word ("Salt
+    Lake" -> "Salt Lake City", "Cactus" -> "Cactus Club") when only one option starts so; then, when
     ``loose`` (the question asked for it), a small typo of a one-word option.
     """
     text = T.normalise_clock(LEX.segment(message))
@@ -235,7 +235,7 @@ LABEL_VALUE = r"\s*(?:is|was|are|were|:|=|-)\s*([^,;.!?]+?)(?=\s*(?:[,;.!?]|\ban
 
 def labelled_text(message: str, label_words: set[str]) -> str | None:
     """A free-text answer the customer gives by naming its question ("my first school was Hillcrest",
-    "my childhood pet was Molly", "DOB: 12/12/2001"): the words after one of ``label_words`` and
+    "the street I grew up on was Elm Row", "DOB: 12/12/2001"): the words after one of ``label_words`` and
     "is"/"was"/":", up to the next punctuation or "and"."""
     for word in sorted(label_words, key=len, reverse=True):
         label = rf"\b{re.escape(word)}\w*(?:'s)?\b"

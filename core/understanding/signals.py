@@ -102,7 +102,7 @@ def only_social(p: Perception) -> bool:
 
 
 def explained_by(text: str, values: dict[str, Any]) -> bool:
-    """Whether a message says nothing but these slots' values and names ("my PIN is 0314 or 9431")."""
+    """Whether a message says nothing but these slots' values and names ("my passcode is 2718 or 8172")."""
     rest = text
     for value in values.values():
         rest = re.sub(re.escape(str(value)), " ", rest, flags=re.I)

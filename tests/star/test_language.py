@@ -11,7 +11,7 @@ from core.understanding.extract import extract, labelled_value
 from core.understanding.mentions import cut_at_labels, find_option, labelled_text, person_name
 from core.workspace.slots import Vocabulary, infer_type, listed_options
 
-CITIES = ["Los Angeles", "San Francisco", "New York City", "Pittsburgh"]
+CITIES = ["Los Angeles", "San Francisco", "Salt Lake City", "Pittsburgh"]
 HOURS = [f"{h} {m}" for m in ("am", "pm") for h in [12, *range(1, 12)]]
 
 
@@ -36,13 +36,13 @@ def test_a_story_about_cancelling_is_no_cancel() -> None:
 
 
 def test_thanks_with_a_request_is_a_request() -> None:
-    assert T.is_thanks("Awesome! I can buy a lot more beer, thank you!")
+    assert T.is_thanks("Brilliant, that saves me a trip to the shop, thank you!")
     assert not T.is_thanks("Thanks. I'd also like to rent a canoe")
     assert T.REQUEST.search("I'd also like to rent a canoe") and not T.REQUEST.search("Cheers, much appreciated")
 
 
 def test_numbers_in_words_and_relative_days() -> None:
-    assert T.word_number("a party of twenty one people") == 21 and T.word_number("just two") == 2
+    assert T.word_number("a group of thirty four guests") == 34 and T.word_number("just two") == 2
     friday = date(2020, 6, 5)
     assert T.name_days("what about tomorrow?", friday) == "what about tomorrow (Saturday)?"
     assert T.name_days("tomorrow, Sunday", friday) == "tomorrow, Sunday"  # the customer named the day
@@ -52,7 +52,7 @@ def test_numbers_in_words_and_relative_days() -> None:
 def test_listed_options_and_finding_them() -> None:
     assert listed_options("the book title, one of The Hobbit, Dune or Emma") == ["The Hobbit", "Dune", "Emma"]
     assert listed_options("one of the recommended items, or no") == []
-    assert find_option("new yorks weather tomorrow", CITIES) == "New York City"  # leading words
+    assert find_option("salt lakes forecast tomorrow", CITIES) == "Salt Lake City"  # leading words
     assert find_option("flying to LA", CITIES) == "Los Angeles"  # initials in capitals
     assert find_option("Maybe Pittsburgh or LA", CITIES) == "Pittsburgh"  # the first one named
     assert find_option("7:00 PM if possible", HOURS) == "7 pm"
@@ -67,7 +67,8 @@ def test_an_option_slot_is_typed_from_its_description() -> None:
 def test_numbers_labelled_by_their_unit_or_name() -> None:
     size = infer_type("party_size", "the party size, a number from 2 to 50 (how many people)", Vocabulary())
     assert (size.low, size.high, size.unit) == (2.0, 50.0, "person")
-    assert labelled_value(size, "party_size", "a party of twenty one people") == 21
+    assert labelled_value(size, "party_size", "a party of thirty four guests") == 34  # by its name, in words
+    assert labelled_value(size, "party_size", "we will be twenty two people") == 22  # by its unit, in words
     assert labelled_value(size, "party_size", "for 60 people") is None  # out of range
     pin = infer_type("pin", "your pin", Vocabulary())
     assert labelled_value(pin, "pin", "Actually, my PIN could be either 9431 or 0314.") == "9431"

@@ -42,7 +42,7 @@ def take_answer(types: dict[str, SlotType], goal: Goal, sop: Sop, reading: Answe
 
 def missing_way(types: dict[str, SlotType], sop: Sop, node: Node) -> bool:
     """Whether the SOP says what happens when an ask gets no answer: a decision right after it reads
-    its slot (a yes/no question excepted: "I'm not sure" is no answer there, not a "no")."""
+    its slot (a yes/no question excepted: "couldn't tell you" is no answer there, not a "no")."""
     nxt = sop.node(node.next)
     if not node.asks or not node.fills or nxt is None or nxt.kind != "decision":
         return False

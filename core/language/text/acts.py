@@ -104,7 +104,7 @@ def is_greeting(text: str) -> bool:
 
 def is_thanks(text: str) -> bool:
     """A thank-you with little else in it, or a short message that thanks and asks nothing
-    ("Awesome! I can buy a lot more beer, thank you!")."""
+    ("Brilliant, that saves me a trip to the shop, thank you!")."""
     t = LEX.segment(text.strip())
     if THANKS.match(t) and len(words(t)) <= 5:
         return True

@@ -139,7 +139,7 @@ def thai_numbers(text: str) -> str:
 
 
 def word_number(text: str) -> int | None:
-    """The first number written in words ("twenty one people" -> 21, "just two" -> 2), or None."""
+    """The first number written in words ("thirty four guests" -> 34, "just two" -> 2), or None."""
     m = NUMBER_WORDS.search(text)
     if not m:
         return None
