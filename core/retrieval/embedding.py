@@ -223,10 +223,6 @@ class CachedEmbedder:
         found = self._lookup(keys)
         return [k in found for k in keys]
 
-    def embed_one(self, text: str) -> np.ndarray:
-        """One text's vector (1-D)."""
-        return self.embed([text])[0]
-
     def _lookup(self, keys: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         with self._lock:

@@ -43,12 +43,6 @@ def _first_misspelt(word: str, vocab: tuple[str, ...]) -> int | None:
     return None
 
 
-def find_all_vocab(message: str, vocab: list[str]) -> list[str]:
-    """Every vocabulary entry a message names (exact word forms)."""
-    low = " " + " ".join(T.words(message)) + " "
-    return [e for e in vocab if any(f" {f} " in low for f in T.plural_forms(e))]
-
-
 @cache
 def _frames(slot: str) -> re.Pattern[str]:
     """The lead-ins and frames of a short answer to the question for ``slot`` (compiled once per slot)."""

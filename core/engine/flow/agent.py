@@ -42,13 +42,9 @@ class SpecialistAgent:
         return any(n.tool in self.env.changing_tools and n.label in done for n in sop.nodes.values())
 
     # ------------------------------------------------------------------ answers
-    def accept_answer(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool | None:
-        """Interpret a reply to the pending ask: True valid, False invalid, None when nothing is pending."""
-        reading = self.reader.read_answer(goal, sop, text)
-        return None if reading is None else self.take_answer(goal, sop, reading, turn)
-
     def take_answer(self, goal: Goal, sop: Sop, reading: AnswerReading, turn: int) -> bool:
-        """Act on a reply read by :meth:`read_answer` (see :func:`core.engine.flow.replies.take_answer`)."""
+        """Act on a reply read by :meth:`core.understanding.answers.AnswerReader.read_answer` (see
+        :func:`core.engine.flow.replies.take_answer`)."""
         return replies.take_answer(self.types(sop), goal, sop, reading, turn)
 
     def skip_unanswerable(self, goal: Goal, sop: Sop, text: str, turn: int) -> bool:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.shared.problems import Problem, errors
 from core.sop import jsonspan
 from core.sop.canvas.conditions import _require_condition
 from core.sop.canvas.drawing import open_canvas
@@ -91,8 +90,3 @@ def declare_after(canvas: Canvas, edit: Edit, name: str, spec: str) -> Edit:
     """``edit`` followed by :func:`declare_slot` on its result (the step it selects kept)."""
     again = open_canvas(edit.source, canvas.format, canvas.file, canvas.resolver)
     return Edit(declare_slot(again, name, spec).source, edit.selected)
-
-
-def lint_errors(canvas: Canvas, source: str) -> list[Problem]:
-    """The errors of ``source`` compiled on its own (what an edit must not add)."""
-    return errors(open_canvas(source, canvas.format, canvas.file, canvas.resolver).problems)
