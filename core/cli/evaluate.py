@@ -1,4 +1,4 @@
-"""The commands that evaluate the agent: ``test``, ``replay``, ``eval`` (synthetic, kb, procedures, star) and
+"""The commands that evaluate the agent: ``test``, ``replay``, ``eval`` (synthetic, kb, procedures, star, sgd) and
 ``simulate``."""
 
 from __future__ import annotations
@@ -111,6 +111,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_eval_kb(args)
     if args.evaluation == "procedures":
         return cmd_eval_procedures(args)
+    if args.evaluation == "sgd":
+        return cmd_eval_sgd(args)
     from core.evaluation.synthetic import format_report, run_synthetic
 
     def progress(done: int, total: int) -> None:
@@ -201,3 +203,22 @@ def cmd_eval_star(args: argparse.Namespace) -> int:
     else:
         print(format_report(report))
     return 1 if report.weighted_f1 < args.min_weighted_f1 else 0
+
+
+def cmd_eval_sgd(args: argparse.Namespace) -> int:
+    """The learned reader (or, with --rule-only, the rule baseline) on SGD's dev split and its SGD-X rewordings."""
+    from core.evaluation.sgd_eval import evaluate_reader, evaluate_rules, format_sgd
+
+    variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr, flush=True))
+    folder = Path(args.folder)
+    if not (folder / "schema.json.gz").is_file() and not (folder / "schema.json").is_file():
+        raise UserInputError(f"{folder} is not an SGD split folder (no schema.json.gz)")
+    if args.rule_only:
+        report = evaluate_rules(folder, variants=variants, limit=args.limit, progress=progress)
+    else:
+        report = evaluate_reader(folder, variants=variants, limit=args.limit, progress=progress)
+        if report.get("error"):
+            raise UserInputError(report["error"])
+    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_sgd(report))
+    return 0

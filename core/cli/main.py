@@ -13,6 +13,7 @@ from core.cli.bench import cmd_bench
 from core.cli.evaluate import cmd_eval, cmd_replay, cmd_simulate, cmd_test
 from core.cli.importing import cmd_import
 from core.cli.run import cmd_chat, cmd_lint, cmd_models, cmd_serve
+from core.cli.training import cmd_train
 from core.shared.errors import SopError
 
 
@@ -83,6 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     star.add_argument("--min-weighted-f1", type=float, default=0.0,
                       help="exit with code 1 when the overall weighted F1 is below this (0-1)")
     star.set_defaults(workspace=None)
+    sgd = kinds.add_parser("sgd", help="the learned reader on SGD's dev split (unseen services, every SGD-X "
+                                       "rewording): slot-span precision/recall/F1 and act accuracy")
+    sgd.add_argument("folder", help="an SGD split folder, e.g. ../shared/data/sgd/dev (train/ and sgd_x/ beside it)")
+    sgd.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    sgd.add_argument("--rule-only", action="store_true",
+                     help="the rule-only baseline: the engine's value extraction, the kind guessed from the slot's "
+                          "name and description")
+    sgd.add_argument("--limit", type=positive, default=None, help="read only the first N dialogues")
+    sgd.add_argument("--variants", default="v1,v2,v3,v4,v5",
+                     help="SGD-X rewordings to measure too, comma-separated (default v1..v5; '' for none)")
+    sgd.set_defaults(workspace=None)
     sim = add("simulate", "simulated customers (personas with a goal and a manner) try the SOPs, k runs each")
     sim.add_argument("--sop", action="append", default=None, metavar="ID",
                      help="an SOP to try (repeatable; default: every SOP)")
@@ -142,6 +154,20 @@ def main(argv: list[str] | None = None) -> int:
                        help="with --api: the paced clients' mean pause before a message (default 100)")
     bench.add_argument("--stores", default="sqlite,postgres",
                        help="with --api: sqlite and/or postgres (a local server from Debian's package)")
+    trainer = sub.add_parser("train", help="train a model the engine ships")
+    trained = trainer.add_subparsers(dest="model", required=True)
+    reader = trained.add_parser("reader", help="fine-tune the learned reader on SGD's train split, export it to "
+                                               "int8 ONNX in core/understanding/candidates/reader_model/ and "
+                                               "measure it on dev")
+    reader.add_argument("folder", help="the SGD folder (train/, dev/, sgd_x/), e.g. ../shared/data/sgd")
+    reader.add_argument("--steps", type=positive, default=2400, help="training steps of 32 examples (default 2400)")
+    reader.add_argument("--max-minutes", type=positive_float, default=85.0,
+                        help="stop training after this many minutes even if steps remain (default 85)")
+    reader.add_argument("--limit", type=positive, default=None, help="train on the first N dialogues only (a trial)")
+    reader.add_argument("--export-only", action="store_true",
+                        help="skip training: export and measure the weights of the last training again")
+    reader.add_argument("--json", action="store_true", help="machine-readable record on stdout")
+    reader.set_defaults(workspace=None)
     models = sub.add_parser("models", help="export the embedding model for ONNX Runtime now (done at install "
                                            "time by make venv) and print where it is")
     models.add_argument("--json", action="store_true", help="machine-readable report on stdout")
@@ -168,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.workspace is None:
         args.workspace = os.getcwd()
     handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "replay": cmd_replay, "eval": cmd_eval,
-                "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate, "models": cmd_models}
+                "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate, "models": cmd_models,
+                "train": cmd_train}
     try:
         return handlers[args.command](args)
     except SopError as exc:
