@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import threading
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,7 +198,6 @@ def reader() -> LearnedReader | None:
                 message = (f"The learned reader's model {path} cannot be loaded ({type(exc).__name__}: "
                            f"{str(exc)[:120]}); rebuild it with `{REBUILD}` — reading with rules only meanwhile.")
                 log.warning(message)
-                warnings.warn(message, RuntimeWarning, stacklevel=2)
             _tried = True
     return _loaded
 
