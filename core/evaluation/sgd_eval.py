@@ -262,8 +262,41 @@ def evaluate_reader(folder: Path, reader: Any = None, variants: Sequence[str] = 
         if progress:
             progress(f"{name}: {_line(figures)} ({figures['seconds']} s)")
     report["spread"] = _spread(report["schemas"])
+    model = getattr(reader, "model_file", None)
+    if model is not None:
+        report["latency"] = latency(Path(model), data, examples)
+        if progress:
+            progress(f"latency of spans() on one thread: {report['latency']}")
     report["wall_seconds"] = round(time.time() - began, 1)
     return report
+
+
+def latency(model_file: Path, data: Dialogues, examples: Sequence[SpanExample], turns: int = 60) -> dict[str, Any]:
+    """Milliseconds per :meth:`~core.understanding.candidates.learned.LearnedReader.spans` call on one thread (as
+    at run time), for 1 and for 5 slots of a turn's service, over the first ``turns`` user turns: median and 95th
+    percentile."""
+    import statistics
+
+    from core.understanding.candidates.learned import LearnedReader
+
+    reader = LearnedReader(model_file, threads=1)
+    by_turn: dict[tuple[str, int], list[SpanExample]] = {}
+    for e in examples:
+        by_turn.setdefault((e.dialogue, e.turn), []).append(e)
+    chosen = [pairs for pairs in by_turn.values() if len(pairs) >= 5][:turns]
+    out: dict[str, Any] = {"turns": len(chosen)}
+    for n in (1, 5):
+        times: list[float] = []
+        for pairs in chosen:
+            slots = [slot_words(data.schema[e.service], e.slot, e.intent) for e in pairs[:n]]
+            t = time.perf_counter()
+            reader.spans(slots, pairs[0].question, pairs[0].message)
+            times.append((time.perf_counter() - t) * 1000)
+        if times:
+            times.sort()
+            out[f"{n}_slot{'s' if n > 1 else ''}_ms"] = {
+                "median": round(statistics.median(times), 1), "p95": round(times[int(0.95 * (len(times) - 1))], 1)}
+    return out
 
 
 def evaluate_rules(folder: Path, variants: Sequence[str] = ("v1", "v2", "v3", "v4", "v5"), limit: int | None = None,
@@ -363,5 +396,10 @@ def format_sgd(report: dict[str, Any]) -> str:
     if spread:
         lines.append(f"SGD-X spread, natural-rate F1: {spread['f1_min']:.3f} to {spread['f1_max']:.3f} "
                      f"(mean {spread['f1_mean']:.3f})")
+    lat = report.get("latency")
+    if lat and "1_slot_ms" in lat:
+        lines.append(f"spans() on one thread: 1 slot {lat['1_slot_ms']['median']} ms, 5 slots "
+                     f"{lat['5_slots_ms']['median']} ms (median of {lat['turns']} turns; p95 "
+                     f"{lat['1_slot_ms']['p95']} / {lat['5_slots_ms']['p95']} ms)")
     lines.append(f"wall time {report['wall_seconds']:.0f} s")
     return "\n".join(lines)
