@@ -138,7 +138,9 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
         if catalog is not None and declares_columns else None  # distinct values only where a type needs them
     problems += type_checks(files, sops, columns)
     types = slot_types(sops, vocab, files.config.home_region, gar_asks(files), gar_types(files, columns), columns)
-    problems += inferred_types(sops, types)
+    gar_file = files.root / "gar.csv"
+    gar_source = gar_file.read_text(encoding="utf-8", errors="replace") if files.gar and gar_file.is_file() else ""
+    problems += inferred_types(sops, types, gar_source)
     report(1.0, "ready")
     return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types)
 

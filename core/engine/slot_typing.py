@@ -3,9 +3,13 @@ text; a caller also reads the slot types of the SOPs it calls."""
 
 from __future__ import annotations
 
-from core.sop import Sop
+from datetime import date
+from typing import Any
+
+from core.sop import Sop, expr
 from core.sop.load import called_by, calls_of
 from core.workspace.files import WorkspaceFiles
+from core.workspace.kinds import mark_person
 from core.workspace.params import Param
 from core.workspace.slots import IN_UNIT, SlotType, Vocabulary, declared_type, hints_per_slot, infer_type, type_problem
 
@@ -26,6 +30,8 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
     out: dict[str, dict[str, SlotType]] = {}
     for sop in sops:
         types: dict[str, SlotType] = {}
+        compared = compared_literals(sop)
+        asked = questions_of(sop)
 
         def typed(param: Param, expects: str, gar_line: int, sop: Sop = sop) -> SlotType:
             if param.name in sop.slots and not type_problem(sop.slots[param.name], columns):
@@ -35,8 +41,9 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
             elif param.name in declared:
                 spec, origin = declared[param.name][0], f"declared in {declared[param.name][1]}"
             else:
-                st = infer_type(param.name, expects, vocab)
-                st.origin = f"inferred from {expects!r}" if expects.strip() else "inferred from its name"
+                st = infer_type(param.name, expects, vocab, questions=asked.get(param.name, ()),
+                                compared=compared.get(param.name, ()))
+                st.origin = f"inferred from {st.origin}"
                 return st
             st = declared_type(param.name, spec, expects, vocab, columns)
             st.origin = origin
@@ -48,6 +55,7 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
             for i, p in enumerate(node.fills):
                 if p.name not in types:
                     types[p.name] = typed(p, own[i] if own else hint, node.gar.line if node.gar else 0)
+                    mark_person(types[p.name], p.name, own[i] if own else hint, asked.get(p.name, ()))
         for node in sop.nodes.values():
             for p in node.params:
                 if p.name not in types:
@@ -57,6 +65,45 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
             st.region = region if st.kind in ("phone", "date") else ""
         out[sop.id] = types
     _with_callees(sops, out)
+    return out
+
+
+def compared_literals(sop: Sop) -> dict[str, list[Any]]:
+    """The literals the SOP's conditions compare each slot with (``knows_email == true`` -> {knows_email:
+    [True]}), from conditions written as expressions; a date literal as a date."""
+    out: dict[str, list[Any]] = {}
+    for node in sop.nodes.values():
+        for b in node.branches:
+            if not b.condition or not (b.expr or expr.is_expression(b.condition)):
+                continue
+            try:
+                tree = expr.parse(b.condition)
+            except expr.ExprError:
+                continue  # lint reports it
+            for key, value in _comparisons(tree):
+                out.setdefault(key, []).append(value)
+    return out
+
+
+def _comparisons(node: tuple) -> list[tuple[str, Any]]:
+    """(key, literal) for each comparison of a context key with a literal in a parsed condition (a key read
+    alone says nothing of its kind: any value is true)."""
+    if node[0] == "cmp":
+        sides = [c for c in node[2:] if isinstance(c, tuple)]
+        keys = [expr.strip_context(c[1]) for c in sides if c[0] == "path"]
+        values = [date.fromisoformat(c[1]) if c[0] == "date" else c[1] for c in sides if c[0] in ("lit", "date")
+                  and c[1] is not None]
+        return [(k, v) for k in keys for v in values]
+    return [pair for child in node[1:] if isinstance(child, tuple) for pair in _comparisons(child)]
+
+
+def questions_of(sop: Sop) -> dict[str, list[str]]:
+    """What the SOP's asks say to the customer, for each slot they fill."""
+    out: dict[str, list[str]] = {}
+    for node in sop.nodes.values():
+        said = node.message or (node.text if node.asks and node.gar is None else "")
+        if len(node.fills) == 1 and said.strip():  # a question asking for several values is about none alone
+            out.setdefault(node.fills[0].name, []).append(said)
     return out
 
 

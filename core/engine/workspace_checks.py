@@ -11,7 +11,7 @@ from core.shared.problems import Problem
 from core.sop import Sop
 from core.sop.load import calls_of
 from core.workspace.files import WorkspaceFiles
-from core.workspace.slots import SlotType, type_label, type_problem
+from core.workspace.slots import SlotType, example_problem, type_label, type_problem
 
 
 def cross_checks(files: WorkspaceFiles, sops: list[Sop], tools: dict[str, Any]) -> list[Problem]:
@@ -97,19 +97,42 @@ def type_checks(files: WorkspaceFiles, sops: list[Sop], columns: dict[str, list[
     return out
 
 
-def inferred_types(sops: list[Sop], types: dict[str, dict[str, SlotType]]) -> list[Problem]:
-    """An info line for every slot whose type was inferred, not declared: what it was read as and why."""
+def inferred_types(sops: list[Sop], types: dict[str, dict[str, SlotType]],
+                   gar_source: str = "") -> list[Problem]:
+    """An info line for every slot whose type was inferred, not declared: what it was read as and why; an
+    error, at its line and column, for an author's example that does not pass its own slot's kind."""
     out: list[Problem] = []
     for sop in sops:
         own = set(sop.slot_names())  # the slots of SOPs it calls are reported where they are asked
         for name, st in types.get(sop.id, {}).items():
-            if st.declared or name not in own:
+            if name not in own:
+                continue
+            why = example_problem(st)
+            if why:
+                out.append(_example_at(sop, name, st.example, gar_source, f"slot {name!r}: {why}"))
+            if st.declared:
                 continue
             line = next((n.line for n in sop.nodes.values() if any(p.name == name for p in n.fills + n.params)), 0)
             out.append(Problem(sop.file, line, "info",
                                f"slot {name!r} is read as {type_label(st)} ({st.origin}); declare it to change "
                                f"that: {name}:<type> in gar.csv params or slots: {{{name}: <type>}} in the SOP"))
     return out
+
+
+def _example_at(sop: Sop, name: str, example: str, gar_source: str, message: str) -> Problem:
+    """An error placed where the example is written: the GAR row of the ask that fills ``name``, or the SOP
+    line that shows it (its column, 1-based; 0 when the text is not found there)."""
+    asks = [n for n in sop.nodes.values() if any(p.name == name for p in n.fills)]
+    for node in asks:
+        if node.gar is not None and gar_source:
+            lines = gar_source.splitlines()
+            text = lines[node.gar.line - 1] if 0 < node.gar.line <= len(lines) else ""
+            if example in text:
+                return Problem("gar.csv", node.gar.line, "error", message, column=text.index(example) + 1)
+    for no, text in enumerate(sop.source.splitlines(), start=1):
+        if example in text:
+            return Problem(sop.file, no, "error", message, column=text.index(example) + 1)
+    return Problem(sop.file, asks[0].line if asks else 0, "error", message)
 
 
 def tool_users(files: WorkspaceFiles, sops: list[Sop], tool: str) -> list[tuple[str, int, str]]:

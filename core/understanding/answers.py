@@ -36,7 +36,15 @@ from core.understanding.commerce import offered
 from core.understanding.extract import extract, labelled_value
 from core.understanding.mentions import correction_value, cut_at_labels, handle_value, labelled_text, route_value
 from core.understanding.remembered import accepted_value, takes_offer
-from core.understanding.values import Labelled, blank, labelled_values, name_given, stated_default
+from core.understanding.values import (
+    Labelled,
+    blank,
+    labelled_values,
+    name_given,
+    name_part,
+    passing_name,
+    stated_default,
+)
 from core.workspace.slots import SlotType, validate
 
 
@@ -64,6 +72,7 @@ class AnswerReader:
         self.today = today  # "tomorrow" is a weekday relative to this
         self.result_values = result_values or {}  # sop id -> tool field -> values
         self._label_cache: dict[str, dict[str, set[str]]] = {}
+        self._sop_words: dict[str, frozenset[str]] = {}
         # per message, the values it labels for each SOP (a turn reads one message for several SOPs; keyed by
         # the text, so turns running at the same time never read each other's)
         self._named: dict[str, dict[str, list[Labelled]]] = {}
@@ -277,7 +286,7 @@ class AnswerReader:
             if st.kind == "text":  # an opening describes the problem; a name only when the customer says so;
                 said = whole.strip() if opening and st.describes and name not in goal.slots \
                     and describes_more(self.brain.correct(whole), sop) else \
-                    name_given(text) if st.person else None  # or "my pet was Molly"
+                    self._person(st, sop, text) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
                 said = handle_value(said, name) if st.handle and said else said
@@ -302,6 +311,24 @@ class AnswerReader:
             if validate(st, val):
                 found[name] = val
         return own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    def _person(self, st: SlotType, sop: Sop, text: str) -> str | None:
+        """A person's name a message gives unasked: the customer's own when they introduce themselves (the
+        part the slot keeps: a first or a last name), another person's when named in passing ("send it to
+        Ines"), never the customer's own introduction."""
+        introduced = name_given(text)
+        if not st.others:
+            return name_part(introduced, st.name_part) if introduced else None
+        rest = text.replace(introduced, " ") if introduced else text
+        return passing_name(rest, self._own_words(sop))
+
+    def _own_words(self, sop: Sop) -> frozenset[str]:
+        """The words of an SOP's title, description and triggers (never a name said in passing)."""
+        words = self._sop_words.get(sop.id)
+        if words is None:
+            said = " ".join([sop.title, sop.description, *sop.triggers])
+            words = self._sop_words[sop.id] = frozenset(w.lower() for w in re.findall(r"[^\W\d_]+", said))
+        return words
 
     def replaced_value(self, goal: Goal, sop: Sop, said: str, text: str) -> dict[str, Any]:
         """A correction that names the value it replaces ("make that the 14th, not the 12th"): the filled slot

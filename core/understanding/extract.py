@@ -8,6 +8,7 @@ from typing import Any
 from core.language import lexicons as LEX
 from core.language import text as T
 from core.understanding.mentions import find_option, find_vocab, handle_value, person_name, unframed
+from core.workspace.kinds import format_mark
 from core.workspace.slots import EMAIL, GENERIC_NAME_WORDS, MONTH_FIRST, SlotType, validate
 
 PHONE = re.compile(r"(?<![\w])\+?\d[\d\s-]{6,14}\d(?![\w])")
@@ -168,20 +169,30 @@ def _digits(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
     return None
 
 
+EMAIL_OR_LINK = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+", re.I)
+
+
 def _id(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    msg = EMAIL_OR_LINK.sub(lambda m: " " * len(m.group(0)), msg)  # "daniel.ruiz77@example.com" holds no id
     if st.pattern is not None:
         # "my lsting id: LSTG373JAJLR": a (typo'd) word can start like an id; an id has a digit or
         # capitals, or is the whole message, or comes right after "id (is)"
         found = [m for m in st.pattern.finditer(msg) if _id_like(m, msg, len(st.example))]
         found.sort(key=lambda m: (m.group(0).isupper(), any(ch.isdigit() for ch in m.group(0)), len(m.group(0))),
                    reverse=True)
-        if not found:
-            return None
+        if not found:  # the shape of one example is weak evidence: a lone code answering its question is kept
+            lone = lone_code(msg) if asked else None
+            if lone is None or not loosely_like(lone, st.example, stated=st.shape_stated):
+                return None
+            return lone.upper() if not st.example or st.example == st.example.upper() else lone
         value = found[0].group(0)  # written in capitals when the example is ("lst123" -> "LST123")
         return value.upper() if not st.example or st.example == st.example.upper() else value
     m = re.search(r"\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]*-?[A-Z0-9-]{2,}\b", msg, re.I)
     if m:
         return m.group(0).upper()
+    lone = lone_code(msg) if asked else None
+    if lone and re.search(r"[^\W\d_]", lone):
+        return lone.upper() if lone.isupper() or any(ch.isdigit() for ch in lone) else lone
     # an id of no stated shape may be a plain number: labelled ("the locker ID is 52", "id: 318"), or
     # the one number in an answer to the question for it ("111")
     m = re.search(r"\b(?:id|#)\s*(?:is|was|:|=)?\s*(\d+)\b", msg, re.I)
@@ -189,6 +200,33 @@ def _id(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any
         return m.group(1)
     numbers = re.findall(r"(?<![\w.,])\d+(?![\w.,]\d)", msg)
     return numbers[0] if asked and len(numbers) == 1 else None
+
+
+CODE_TOKEN = re.compile(r"#?[A-Za-z0-9][\w#-]{2,}[A-Za-z0-9]")
+
+
+def lone_code(msg: str) -> str | None:
+    """The one word of an answer that can be a code ("NFFMYQ", "it's 7WGE88", "sure: kp_44x"): written in
+    capitals, or with digits or underscores, and the only such word; None otherwise."""
+    words = [w.strip(".,!?;:'\"()") for w in msg.split()]
+    codes = [w for w in words if CODE_TOKEN.fullmatch(w) and (w.isupper() or re.search(r"[\d_]", w))
+             and not re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?", w)]
+    return codes[0] if len(codes) == 1 else None
+
+
+def loosely_like(code: str, example: str, *, stated: bool = False) -> bool:
+    """Whether a code answering its question is near enough its author's example to be kept although the
+    example's exact shape refuses it: the example has no format mark (``#W``, ``ORD-``), the code is of
+    about its length, has letters and digits where the example has both (unless the hint says in words what
+    it holds, ``stated``: "six letters and digits" allows either anywhere), and every separator it uses."""
+    if not example:
+        return re.search(r"[^\W\d_]", code) is not None
+    if format_mark(example) or abs(len(code) - len(example)) > 2:
+        return False
+    for kind in (r"[^\W\d_]", r"\d"):  # letters, digits: each the example has
+        if not stated and re.search(kind, example) and not re.search(kind, code):
+            return False
+    return all(sep in code for sep in {c for c in example if not c.isalnum()})
 
 
 def _id_like(m: re.Match[str], msg: str, size: int) -> bool:

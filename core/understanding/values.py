@@ -249,6 +249,41 @@ def name_given(text: str) -> str | None:
     return person_name(text, asked=False) or introduced_name(text) or listed_name(text)
 
 
+def passing_name(text: str, exclude: frozenset[str] = frozenset()) -> str | None:
+    """A person's name said in passing ("send money to Ines", "please add Tomasz Nowak to my list"): the one
+    run of capitalised words that does not open a sentence, none of them a word of the language files, a
+    date word or a word of ``exclude`` (the SOP's own words); None when there is none, or more than one."""
+    skip = _not_name_words() | _date_words() | exclude
+    runs: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        tokens = re.findall(r"@?[^\W\d_][\w'-]*|\S", sentence)
+        run: list[str] = []
+        for i, w in enumerate(tokens + [""]):
+            if i > 0 and w[:1].isupper() and len(w) > 1 and not w.isupper() and w.lower() not in skip:
+                run.append(w)
+                continue
+            if 0 < len(run) <= 3:
+                runs.append(" ".join(run))
+            run = []
+    found = list(dict.fromkeys(runs))
+    return found[0] if len(found) == 1 else None
+
+
+def name_part(name: str, part: str) -> str:
+    """The part of a full name a slot keeps: "first" -> its first word, "last" -> the words after it; the
+    name as given when it is one word or no part is asked."""
+    words = name.split()
+    if part not in ("first", "last") or len(words) < 2:
+        return name
+    return words[0] if part == "first" else " ".join(words[1:])
+
+
+@cache
+def _date_words() -> frozenset[str]:
+    """Month and day names (never a person's name said in passing)."""
+    return frozenset(w for p in LEX.phrases("date_words") for w in re.findall(r"[a-z]+", p.lower()))
+
+
 def listed_name(text: str) -> str | None:
     """A name given as one item of a list of values ("account 55120934, priya sharma, postcode ls6 2ab"): an
     item of two or three words that can only be a name, in a message that gives other values too."""

@@ -87,9 +87,9 @@ def load_workspace_files(root: str | Path) -> WorkspaceFiles:
     Raises:
         WorkspaceError: when the folder does not exist.
     """
-    path = Path(root)
+    path = Path(root).absolute()  # a relative root ("../shop") names the same files from any folder
     if not path.is_dir():
-        raise WorkspaceError("workspace folder does not exist", Location(str(path)))
+        raise WorkspaceError("workspace folder does not exist", Location(str(root)))
     own = {name: _escape(path, name) for name in ("store.yaml", "gar.csv")}
     if own["store.yaml"]:
         cfg, p1 = StoreConfig(name=path.name), own["store.yaml"]

@@ -7,11 +7,13 @@ Reading a value of a kind out of the customer's message is the reader's job (:mo
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.language import lexicons as LEX
 from core.language import text as T
+from core.workspace import kinds as K
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
 
@@ -27,8 +29,11 @@ class SlotType:
     digits: int = 0
     pattern: re.Pattern[str] | None = None
     example: str = ""  # an id's example from the metadata ("LSTXXXXXXXXX")
+    shape_stated: bool = False  # the hint says the id's length in words ("six letters and digits")
     describes: bool = False  # free text that describes something (a problem, a report): an opening message fills it
-    person: bool = False  # free text that is the customer's own name
+    person: bool = False  # free text that is a person's name
+    others: bool = False  # a person's name that is not the customer's own (a recipient, a contact)
+    name_part: str = ""  # "first" or "last": the part of a full name the slot keeps
     handle: bool = False  # one word that names an account (a username, a login): never a sentence
     low: float | None = None  # a number's allowed range ("a number from 2 to 50")
     high: float | None = None
@@ -47,30 +52,106 @@ class Vocabulary:
     features: list[str] = field(default_factory=list)
 
 
-def infer_type(name: str, expects: str, vocab: Vocabulary) -> SlotType:
-    """Decide a slot's type: from the description of a valid answer first, else from the name.
+def infer_type(name: str, expects: str, vocab: Vocabulary, *, questions: Sequence[str] = (),
+               compared: Sequence[Any] = ()) -> SlotType:
+    """A slot's type weighed from all its evidence, strongest first (:mod:`core.workspace.kinds`): a
+    condition's comparison, the question's form, the options the hint lists, an account-name hint, the
+    example's shape, the hint's head words, then the slot's name and the rest of the hint.
 
     ``expects`` is the GAR's ``user_interaction_metadata`` ("a 6-digit OTP", "a listing id like
-    LSTXXXXXXXXX"): it is the definition of a valid answer, so it outranks the slot name
-    (``old_email_otp`` holds an OTP, not an email).
+    LSTXXXXXXXXX"), ``questions`` what the asks that fill the slot say, ``compared`` the literals conditions
+    compare it with. The type's ``origin`` names the evidence that decided it.
     """
-    e = expects.lower()
-    n = name.lower().replace("_", " ")
-    options = listed_options(expects)
+    st, why = _weighed(name, expects, vocab, questions, compared)
+    st.origin = why
+    return st
+
+
+def _weighed(name: str, expects: str, vocab: Vocabulary, questions: Sequence[str],
+             compared: Sequence[Any]) -> tuple[SlotType, str]:
+    """The type and the evidence that decided it (see :func:`infer_type`)."""
+    n = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower().replace("_", " ")
+    decided_by_condition = K.condition_kind(compared)
+    if decided_by_condition == "boolean":
+        return SlotType(name, "boolean"), "a condition that compares it with true or false"
+    if K.marks_yes_no(expects) or any(K.marks_yes_no(q) for q in questions):
+        return SlotType(name, "boolean"), "its question, which asks for a yes or a no"
+    strings = [v for v in compared if isinstance(v, str) and v.strip()]
+    options = listed_options(expects) or K.colon_options(expects) or next(
+        (o for q in questions if (o := K.quoted_options(q))), [])
     if options:
-        return SlotType(name, "option", vocab=options)
-    digits = re.search(r"(\d+)[- ]digit", e)
-    size = int(digits.group(1)) if digits else 0
-    kind = _strong_name_kind(name) or _kind_of(e, expects) or _name_kind(n) or _kind_of(n, "") or "text"
+        more = [v for v in strings if v.lower() not in {o.lower() for o in options}]
+        return SlotType(name, "option", vocab=options + more), "the options its hint or question lists"
+    if decided_by_condition == "number":
+        money = K.MONEY_WORDS.search(f"{n} {expects}") is not None
+        st = SlotType(name, "money" if money else "number")
+        return _refine(st, n, expects), "a condition that compares it with a number"
+    if decided_by_condition == "date":
+        return SlotType(name, "date"), "a condition that compares it with a date"
+    head = K.hint_head(expects)
+    if HANDLE.search(head or n) and not DESCRIBES.search(f"{n} {head}"):
+        return SlotType(name, "text", handle=True), f"its hint, which names an account ({head or n!r})"
+    example = K.example_of(expects)
+    shown = K.example_kind(example)
+    placeholder = _id_pattern(expects) if shown in (None, "id", "digits") else None
+    if placeholder is not None:
+        return SlotType(name, "id", pattern=placeholder, example=example), f"the id its hint shows ({expects!r})"
+    if shown is not None:
+        st = _by_example(name, n, expects, example, shown, vocab)
+        st.example = example
+        return st, f"the shape of its example {example!r}"
+    for said in (head, expects):
+        alternatives = K.alternatives(said)
+        if len(alternatives) >= 2 and len({_kind_of(a.lower(), a) or "text" for a in alternatives}) > 1:
+            return _refine(SlotType(name, "text"), n, expects), f"its hint, which offers more than one kind ({said!r})"
+    if K.ADDRESS_WORDS.search(head):
+        return SlotType(name, "text"), f"its hint, which asks for an address ({head!r})"
+    kind = _kind_of(head.lower(), head) if head else None
+    why = f"its hint {head!r}"
+    if kind is None:
+        kind, why = _strong_name_kind(name), f"its name {name!r}"
+    if kind is None:
+        kind, why = _kind_of(expects.lower(), expects), f"its hint {expects!r}"
+    if kind is None and any(K.asks_yes_no(q) for q in questions):
+        kind, why = "boolean", "its question, worded for a yes or a no"
+    if kind is None:
+        kind, why = _name_kind(n) or _kind_of(n, ""), f"its name {name!r}"
+    if example and kind in ("email", "digits", "phone", "money", "number"):  # the example is checked by lint
+        typed = _typed(name, n, kind, expects, vocab)
+        typed.example = example
+        return typed, why
+    if kind is None:
+        kind, why = "text", f"its hint {expects!r}" if expects.strip() else "its name (nothing says more than text)"
+    return _typed(name, n, kind, expects, vocab), why
+
+
+def _typed(name: str, n: str, kind: str, expects: str, vocab: Vocabulary) -> SlotType:
+    """A slot type of ``kind`` with what the hint says beyond it (a vocabulary, a size, a range)."""
     if kind == "category":
         return SlotType(name, kind, vocab=vocab.categories)
     if kind in ("brand", "model"):
         return SlotType(name, kind, vocab=vocab.brands)
-    if kind == "id":  # "a listing id like LSTXXXXXXXXX", "a member id like ana_ruiz_2281"
-        example = re.search(r"\b(?:like|e\.g\.|such as|for example)\s+([A-Z][\w-]+|\w[\w.-]*\d[\w-]*)", expects)
-        shown = example.group(1) if example else ""
-        return SlotType(name, kind, pattern=_id_pattern(expects) or shape_pattern(shown), example=shown)
+    if kind == "id":
+        return SlotType(name, kind)
+    digits = re.search(r"(\d+)[- ]digit", expects.lower())
+    size = int(digits.group(1)) if digits else 0
     return _refine(SlotType(name, kind, digits=size if kind in ("digits", "phone") else 0), n, expects)
+
+
+def _by_example(name: str, n: str, expects: str, example: str, shown: str, vocab: Vocabulary) -> SlotType:
+    """The type an author's example shows: digits are an id's when the name or hint says id, a code's
+    otherwise; a word of letters with digits or separators is an id of that shape, generalised."""
+    says_id = _strong_name_kind(name) == "id" or re.search(r"\bid\b", K.hint_head(expects).lower()) is not None
+    if shown == "digits" and K.MONEY_WORDS.search(f"{n} {K.hint_head(expects)}"):
+        return _typed(name, n, "money", expects, vocab)
+    if shown == "digits" and not says_id:
+        digits = re.search(r"(\d+)[- ]digit", expects.lower())
+        kind = "phone" if _kind_of(n, "") == "phone" else "digits"
+        return SlotType(name, kind, digits=int(digits.group(1)) if digits else 0)
+    if shown in ("digits", "id"):
+        return SlotType(name, "id", pattern=K.general_shape(example, expects), example=example,
+                        shape_stated=K.stated_length(expects) > 0)
+    return _typed(name, n, shown, expects, vocab)
 
 
 EXAMPLES_LEAD = re.compile(r"[,;(]?\s*\b(?:e\.g\.|eg\.?|for example|for instance|such as|like)\s+", re.I)
@@ -155,21 +236,8 @@ def _id_pattern(expects: str) -> re.Pattern[str] | None:
 
 
 def shape_pattern(example: str) -> re.Pattern[str] | None:
-    """Ids shaped like an author's example: "ana_ruiz_2281" takes letters, "_", letters, "_", four digits
-    ("tom_berg_5512"); an example that mixes letters and digits throughout ("B7TK2QW9RZ") takes a word of
-    its length with both; None for an example too short to say anything."""
-    example = example.strip()
-    if len(example) < 4 or not re.fullmatch(r"[\w.-]+", example):
-        return None
-    runs = re.findall(r"[^\W\d_]+|\d+|[\W_]", example)
-    if len(runs) <= 5:
-        body = "".join(r"[^\W\d_]+" if r.isalpha() else rf"\d{{{max(1, len(r) - 1)},{len(r) + 1}}}" if r.isdigit()
-                       else re.escape(r) for r in runs)
-    else:
-        need = "".join(look for look, has in ((r"(?=[^\W_]*\d)", any(c.isdigit() for c in example)),
-                                              (r"(?=[^\W_]*[^\W\d_])", any(c.isalpha() for c in example))) if has)
-        body = rf"{need}[^\W_]{{{len(example)}}}"
-    return re.compile(rf"(?<![\w.@-]){body}(?![\w@-]|\.\w)")
+    """Ids shaped like an author's example, generalised (:func:`core.workspace.kinds.general_shape`)."""
+    return K.general_shape(example)
 
 
 ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")  # how a date slot keeps its value
@@ -195,6 +263,23 @@ IDENTIFYING_KINDS = frozenset({"id", "email", "digits", "phone"})  # a value of 
 PERSONAL_KINDS = IDENTIFYING_KINDS - {"id"}  # the customer's own (a card number, an email), not a record's id
 
 STRONG_KINDS = {"money", "email", "category", "brand", "model", "id"}
+
+
+def example_problem(st: SlotType) -> str:
+    """Why the author's example does not pass its own slot's kind ('' when it does, or when there is none):
+    an email example that is no email, a code example of another length, an id example its shape refuses."""
+    e = st.example.strip()
+    if not e:
+        return ""
+    if st.kind == "email" and not EMAIL.fullmatch(e):
+        return f"the example {e!r} is not an email address"
+    if st.kind in ("digits", "phone") and st.digits and len(re.sub(r"\D", "", e)) != st.digits:
+        return f"the example {e!r} does not have the {st.digits} digits the hint asks for"
+    if st.kind in ("money", "number") and not re.search(r"\d", e) and T.word_number(e) is None:
+        return f"the example {e!r} is not a number"
+    if st.kind == "id" and st.pattern is not None and not st.pattern.search(e):
+        return f"the example {e!r} does not have the shape the hint describes"
+    return ""
 
 
 def validate(st: SlotType, value: Any) -> bool:

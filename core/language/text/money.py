@@ -21,7 +21,7 @@ MONEY = re.compile(
     rf"(?:(?P<sym>[{CURRENCY_SYMBOLS}])|\b(?P<pre>(?i:{CURRENCY_WORDS}))\b|(?P<thpre>{THAI_MONEY_WORDS}))?\s?"
     rf"(?P<num>{_NUM})\s?"
     rf"(?:(?P<suf>k|K|m|M|thousand|grand|million|mil){_END}|(?P<thsuf>{THAI_SCALE_SUFFIX})|{_END})"
-    rf"(?:\s?(?P<cur>(?i:{CURRENCY_WORDS})){_END})?",
+    rf"(?:\s?(?P<cur>(?i:{CURRENCY_WORDS})){_END}|(?P<post>[{CURRENCY_SYMBOLS}]))?",  # "110$", "40 €"
 )
 RANGE = re.compile(
     rf"(?P<a>{_NUM})\s?(?P<sa>k|m)?\s?(?:-|–|to|and)\s?[{CURRENCY_SYMBOLS}]?(?P<b>{_NUM})\s?(?P<sb>k|m|thousand)?\b",
@@ -69,9 +69,10 @@ def _amounts(text: str) -> tuple[Amount, ...]:
         suffix = m.group("suf") or m.group("thsuf")
         if after and (_id_letter(after) or after in "-_/") and not suffix:
             continue
-        money = bool(m.group("sym") or m.group("pre") or m.group("thpre") or suffix or m.group("cur"))
+        money = bool(m.group("sym") or m.group("pre") or m.group("thpre") or suffix or m.group("cur")
+                     or m.group("post"))
         start = next((m.start(g) for g in ("sym", "pre", "thpre") if m.group(g)), ns)
-        end = max(m.end(g) for g in ("num", "suf", "thsuf", "cur") if m.group(g))
+        end = max(m.end(g) for g in ("num", "suf", "thsuf", "cur", "post") if m.group(g))
         out.append(Amount(_value(m.group("num"), suffix), money, start, end))
     return tuple(out)
 

@@ -39,6 +39,15 @@ class PendingReader:
             return False
         return self.answers_pending(goal, text)
 
+    def corrects_filled(self, goal: Goal, text: str) -> bool:
+        """Whether a message says it corrects something ("scratch that, I meant 110") and gives a new value
+        for a slot the goal already holds: a correction, which outranks a cancel its words may hold."""
+        sop = self.sops.get(goal.type)
+        if sop is None or not T.CORRECTION.search(text):
+            return False
+        found = self.answers.extract_volunteered(goal, sop, text, opening=False)
+        return any(goal.slots.get(k) not in (None, "") and v != goal.slots.get(k) for k, v in found.items())
+
     def answers_pending(self, goal: Goal | None, text: str) -> bool:
         """Whether a message is a well-formed answer to the pending ask (typed slots only)."""
         if goal is None or not goal.pending:

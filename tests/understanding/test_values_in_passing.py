@@ -1,0 +1,95 @@
+"""Values said in passing (ARCHITECTURE.md §3b): another person's name in a request, a full name split when a
+first and a last name are wanted, money with its sign after the number, no id read out of an email address,
+and a correction that outranks the cancel its words may hold (§3a)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.engine.build import build_orchestrator
+from core.language import text as T
+from core.understanding.extract import extract
+from core.understanding.values import name_part, passing_name
+from core.workspace.kinds import mark_person
+from core.workspace.slots import SlotType, Vocabulary, infer_type
+
+
+def test_a_name_said_in_passing_is_the_one_capitalised_run_not_opening_a_sentence() -> None:
+    assert passing_name("please pay Ines back for the tickets") == "Ines"
+    assert passing_name("I'd like to add Tomasz Nowak to my list") == "Tomasz Nowak"
+    assert passing_name("Send a gift card to Marguerite") == "Marguerite"
+    assert passing_name("send it on Monday to Ines") == "Ines"  # a day is not a name
+    assert passing_name("pay Ines and Farid") is None  # two names: nothing is guessed
+    assert passing_name("i want to pay someone back") is None
+    assert passing_name("Pay back a friend", frozenset({"friend"})) is None
+
+
+def test_a_full_name_keeps_the_part_its_slot_asks_for() -> None:
+    assert name_part("Amara Okafor", "first") == "Amara"
+    assert name_part("Amara van der Berg", "last") == "van der Berg"
+    assert name_part("Amara", "last") == "Amara"
+
+
+def test_a_person_slot_is_the_customers_own_or_another_persons_from_its_words() -> None:
+    own = SlotType("given_name", "text", person=True)
+    mark_person(own, "given_name", "the first name on the booking", ["What is your first name?"])
+    assert not own.others and own.name_part == "first"
+    other = SlotType("payee", "text", person=True)
+    mark_person(other, "payee_name", "the payee", ["Who should receive the payment?"])
+    assert other.others and other.name_part == ""
+
+
+def test_money_with_its_sign_after_the_number_is_money() -> None:
+    found = T.amounts("make it 75€ instead")
+    assert found and found[0].money and found[0].value == 75
+    st = infer_type("refund_total", "the amount to refund", Vocabulary())
+    assert extract(st, "no wait, 40$ please", asked=False) == 40
+
+
+def test_no_id_is_read_out_of_an_email_address() -> None:
+    st = infer_type("booking_id", "", Vocabulary())
+    assert st.kind == "id"
+    assert extract(st, "sure, it's marta.quinn2231@example.org", asked=False) is None
+    assert extract(st, "marta.quinn2231@example.org and booking BK4471", asked=False) == "BK4471"
+
+
+def _payments_desk(root: Path) -> Path:
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text("name: Pay desk\ncurrency: USD\nagents:\n  pay: {tools: []}\n", encoding="utf-8")
+    nodes = {
+        "who": {"type": "action", "description": "the payee's name", "messageTemplate": "Who should we pay?",
+                "resultKey": "payee_name", "nextNodes": ["amount"]},
+        "amount": {"type": "action", "description": "the amount of money", "messageTemplate": "How much should we send?",
+                   "resultKey": "amount", "nextNodes": ["confirm"]},
+        "confirm": {"type": "action", "description": "yes or no", "resultKey": "go_ahead",
+                    "messageTemplate": "Shall I send {amount} to {payee_name}?", "nextNodes": ["decide"]},
+        "decide": {"type": "decision", "condition": "go_ahead == true", "nextNodes": ["sent", "kept"]},
+        "sent": {"type": "action", "messageTemplate": "Sent {amount} to {payee_name}.", "nextNodes": ["end"]},
+        "kept": {"type": "action", "messageTemplate": "Nothing was sent.", "nextNodes": ["end"]},
+        "end": {"type": "end"},
+    }
+    sop = {"id": "pay.send", "agent": "pay", "name": "send a payment", "triggers": ["I want to pay someone",
+           "send a payment"], "slots": {"payee_name": "name", "amount": "money", "go_ahead": "yes_no"},
+           "startNode": "who", "nodes": nodes}
+    (root / "sops" / "send.json").write_text(json.dumps(sop), encoding="utf-8")
+    return root
+
+
+def test_a_payee_named_in_the_request_is_not_asked_for_again(tmp_path: Path) -> None:
+    orch = build_orchestrator(_payments_desk(tmp_path / "ws"), state_url="sqlite:///:memory:")
+    reply = orch.handle_message("s", "I want to pay Farida for the concert")
+    assert "How much" in reply
+    assert orch.load_state("s").active_goal.slots.get("payee_name") == "Farida"
+
+
+def test_a_new_value_with_words_of_correction_corrects_instead_of_cancelling(tmp_path: Path) -> None:
+    orch = build_orchestrator(_payments_desk(tmp_path / "ws"), state_url="sqlite:///:memory:")
+    for said in ("I want to pay someone", "Farida", "60 dollars"):
+        orch.handle_message("s", said)
+    reply = orch.handle_message("s", "oh, scratch that, I meant 65$")
+    goal = orch.load_state("s").active_goal
+    assert goal is not None and goal.type == "pay.send", reply
+    assert goal.slots.get("amount") == 65
+    reply = orch.handle_message("s", "oh, forget it")
+    assert orch.load_state("s").active_goal is None, reply
