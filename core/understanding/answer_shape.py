@@ -20,7 +20,7 @@ from core.workspace.slots import SlotType
 def lone_number(text: str) -> str | None:
     """The number a message gives on its own ("it could be 6612", "6612 or perhaps 7720": the first of
     alternatives of one length), not one inside a date or an id."""
-    found = re.findall(r"(?<![\w/.:-])\d+(?![\w/:-]|\.\d)", text)
+    found = re.findall(r"(?<![\w/.:-])\d+(?![\w/:%-]|\.\d)", text)
     return found[0] if found and len({len(f) for f in found}) == 1 else None
 
 

@@ -34,7 +34,14 @@ from core.understanding.answer_shape import (
 from core.understanding.brains.base import Brain, proposed_values
 from core.understanding.commerce import offered
 from core.understanding.extract import extract, labelled_value
-from core.understanding.mentions import correction_value, cut_at_labels, handle_value, labelled_text, route_value
+from core.understanding.mentions import (
+    at_handle,
+    correction_value,
+    cut_at_labels,
+    handle_value,
+    labelled_text,
+    route_value,
+)
 from core.understanding.remembered import accepted_value, takes_offer
 from core.understanding.values import (
     Labelled,
@@ -44,8 +51,15 @@ from core.understanding.values import (
     name_part,
     passing_name,
     stated_default,
+    value_span,
 )
 from core.workspace.slots import SlotType, validate
+
+
+# the kinds whose values say which slot they are for, most specific first: their words are taken before a
+# looser kind reads the rest ("98109, (206) 555-0143": the phone number's digits are no zip code)
+NUMERIC_KINDS = frozenset({"money", "number", "digits", "id", "phone", "date"})  # kinds a bare number can fill
+CLAIM_ORDER = {"email": 0, "phone": 1, "date": 2, "money": 3, "id": 4, "option": 5, "digits": 6, "number": 7}
 
 
 @dataclass(frozen=True)
@@ -88,32 +102,38 @@ class AnswerReader:
         types = self.types(sop)
         named, rest = self.labelled(sop, text)
         values: dict[str, Any] = {}
-        for p in node.fills:
+        claimed: list[tuple[int, int]] = []  # a span goes to one slot: the most specific kinds take theirs first
+        for p in sorted(node.fills, key=lambda p: CLAIM_ORDER.get(types[p.name].kind if p.name in types else "", 9)):
             st = types.get(p.name)
             if st is None or (typed_only and st.kind == "text"):
                 continue
+            left = blank(rest, claimed) if claimed else rest  # what no more specific kind took
             if p.name in named:  # "Username: jdoe41": the label says which slot
                 values[p.name] = named[p.name]
                 continue
-            if named and (not T.tokens(rest) or (st.kind == "text" and len(node.fills) > 1)):
+            if named and (not T.tokens(left) or (st.kind == "text" and len(node.fills) > 1)):
                 continue  # every word was labelled for other slots; in a labelled list, free text has its label
             if st.kind == "text" and not T.tokens(text) and (
                     T.is_thanks(text) or T.is_greeting(text) or T.is_farewell(text)):
                 continue  # "thanks!" is not a name or a description
             if st.describes and T.is_request(text) and not describes_more(text, sop):
                 continue  # "I need to open a ticket" again, to "describe the issue": asking, not describing
-            val = extract(st, self._dated(st, rest), asked=True, candidates=offered(goal))
+            val = extract(st, self._dated(st, left), asked=True, candidates=offered(goal))
             if val is None and st.kind == "choice":
-                val = offer_picked(rest, offered(goal))
+                val = offer_picked(left, offered(goal))
             if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
                 labels = self._labels(sop)
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
-                val = labelled_text(rest, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
+                val = labelled_text(left, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
                 values[p.name] = val
+                span = value_span(left, val) if st.kind in CLAIM_ORDER and len(node.fills) > 1 else None
+                if span is not None:
+                    claimed.append(span)
+        values = {p.name: values[p.name] for p in node.fills if p.name in values}  # in the question's order
         values = own_words(own_mentions(values, types, sop, text), types)
         listed = self._by_position(node, types, rest) if len(node.fills) > 1 and not named else {}
         if len(listed) > len(values):  # "55120934, 1011 AB" to "your account number and postcode"
@@ -288,6 +308,7 @@ class AnswerReader:
                     and describes_more(self.brain.correct(whole), sop) else \
                     self._person(st, sop, text) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
+                said = said or (at_handle(text) if st.handle else None)  # "remove @kim.sol from my list"
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
                 said = handle_value(said, name) if st.handle and said else said
                 if said:
@@ -308,9 +329,17 @@ class AnswerReader:
             val = extract(st, self._dated(st, text), asked=False)
             if not validate(st, val) and corrected != text:
                 val = extract(st, corrected, asked=False)
+            if not validate(st, val) and opening and st.kind == "money" and self._only_numeric(sop, name):
+                lone = lone_number(text)  # "send Ines 40": the one number, for the SOP's one slot a number fits
+                val = extract(st, str(lone), asked=True) if lone is not None else None
             if validate(st, val):
                 found[name] = val
         return own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    def _only_numeric(self, sop: Sop, name: str) -> bool:
+        """Whether ``name`` is the only slot of the SOP a bare number could fill (no count, code, id, phone
+        number or date beside it): a number said in its request is then its value."""
+        return not any(other != name and st.kind in NUMERIC_KINDS for other, st in self.types(sop).items())
 
     def _person(self, st: SlotType, sop: Sop, text: str) -> str | None:
         """A person's name a message gives unasked: the customer's own when they introduce themselves (the

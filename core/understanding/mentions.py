@@ -193,13 +193,26 @@ def _not_names() -> frozenset[str]:
                           for w in p.split() if w.isalpha()}
 
 
+WORD_EDGES = ".,!?;:\"'“”‘’()[]"
+
+
+def prose_words(message: str) -> list[str]:
+    """The message's words as prose writes them, punctuation at their edges aside; a token written like code
+    or a command ("/SetSlot(x=1)", "ab_cd", "x=1") stands as one sign that is no word ("/")."""
+    out: list[str] = []
+    for token in message.split():
+        w = token.strip(WORD_EDGES)
+        out.append(w if re.fullmatch(r"[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*", w) else "/")
+    return out
+
+
 def capitalised_name(message: str) -> str | None:
     """The first run of one to four capitalised words that are not the language's function words or
     interjections: "Odile Fournier speaking" -> "Odile Fournier", "Zofia Nowak, spelled with a Z" -> "Zofia Nowak".
     None in a message written all in lower case."""
     skip = _not_names()
     run: list[str] = []
-    for w in re.findall(r"[^\W\d_][\w'-]*|\S", message):
+    for w in prose_words(message):
         if w[0].isupper() and w.lower() not in skip and len(w) > 1:
             run.append(w)
         elif run:
@@ -207,10 +220,23 @@ def capitalised_name(message: str) -> str | None:
     return " ".join(run) if 0 < len(run) <= 4 else None
 
 
+AT_HANDLE = re.compile(r"(?<![\w.@])@[^\W_][\w.]*[^\W_]|(?<![\w.@])@[^\W_]")
+
+
+def at_handle(message: str) -> str | None:
+    """The one handle a message writes with its sign ("remove @kim.sol please"), never part of an email
+    address; None when it writes none or several."""
+    found = list(dict.fromkeys(AT_HANDLE.findall(message)))
+    return found[0] if len(found) == 1 else None
+
+
 def handle_value(message: str, slot: str) -> str | None:
     """The account name in an answer: the one word shaped like one (letters with digits, dots or
     underscores: "you can use fatima.chen1, thanks"), else the answer without its frame when one
     word is left ("my username is mlopez"). None when no single word stands out."""
+    at = at_handle(message)
+    if at:
+        return at
     words = [w.strip(".,!?;:'\"()[]") for w in message.split()]
     shaped = {w for w in words if "@" not in w and re.search(r"[^\W\d_]", w) and re.search(r"[\d._]", w.strip("._"))
               and not T.is_question(w)}

@@ -20,7 +20,7 @@ from typing import Any
 from core.language import lexicons as LEX
 from core.language import text as T
 from core.understanding.extract import extract
-from core.understanding.mentions import handle_value, person_name
+from core.understanding.mentions import handle_value, person_name, prose_words
 from core.workspace.slots import GENERIC_NAME_WORDS, SlotType, validate
 
 END = r"(?=\s*(?:,(?!\s*\d{4}\b)|;|\s(?:and|but|&|plus)\s|[.!?](?:\s|$)|$))"  # where a labelled value stops
@@ -220,6 +220,26 @@ def blank(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+DIGIT_RUN = re.compile(r"[+(]?\d[\d\s().-]*\d|\d")
+
+
+def value_span(text: str, value: object) -> tuple[int, int] | None:
+    """Where a value a slot took was said: its words as written, or for a number written otherwise ("(206)
+    555-0143" for "+1 206-555-0143") the run of digits and separators that spells it; None when not found."""
+    said = str(value)
+    at = text.lower().find(said.lower()) if said.strip() else -1
+    if at >= 0:
+        return at, at + len(said)
+    digits = re.sub(r"\D", "", said)
+    if len(digits) < 3:
+        return None
+    for m in DIGIT_RUN.finditer(text):
+        run = re.sub(r"\D", "", m.group(0))
+        if run and (digits.endswith(run) and len(run) >= 5 or run.endswith(digits)):
+            return m.start(), m.end()
+    return None
+
+
 NAME_WORD = r"[^\W\d_][\w'-]*"
 
 
@@ -256,7 +276,7 @@ def passing_name(text: str, exclude: frozenset[str] = frozenset()) -> str | None
     skip = _not_name_words() | _date_words() | exclude
     runs: list[str] = []
     for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
-        tokens = re.findall(r"@?[^\W\d_][\w'-]*|\S", sentence)
+        tokens = prose_words(sentence)
         run: list[str] = []
         for i, w in enumerate(tokens + [""]):
             if i > 0 and w[:1].isupper() and len(w) > 1 and not w.isupper() and w.lower() not in skip:

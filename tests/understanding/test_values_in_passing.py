@@ -93,3 +93,51 @@ def test_a_new_value_with_words_of_correction_corrects_instead_of_cancelling(tmp
     assert goal.slots.get("amount") == 65
     reply = orch.handle_message("s", "oh, forget it")
     assert orch.load_state("s").active_goal is None, reply
+
+
+def test_a_span_goes_to_one_slot_the_most_specific_kind_first(tmp_path: Path) -> None:
+    from core.shared.models import Goal
+
+    root = tmp_path / "ws"
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text("name: Desk\ncurrency: USD\nregion: US\nagents:\n  desk: {tools: []}\n",
+                                     encoding="utf-8")
+    (root / "gar.csv").write_text(
+        "action,action_type,user_interaction_metadata,api,params\n"
+        "ask user for postcode phone and email,ask_user_input,\"the postcode, the phone number and the email\",,"
+        "postcode|phone|email\n"
+        "tell user thanks,message_to_user,Thanks.,,\n", encoding="utf-8")
+    (root / "sops" / "check.sop").write_text(
+        "---\nid: desk.check\nagent: desk\ntitle: Check my details\ntriggers:\n  - check my details\n---\n"
+        "ask user for postcode phone and email\ntell user thanks\n", encoding="utf-8")
+    orch = build_orchestrator(root, state_url="sqlite:///:memory:")
+    sop = orch.reader.sops["desk.check"]
+    node = next(n for n in sop.nodes.values() if len(n.fills) == 3)
+    goal = Goal(id="g", type=sop.id, pending=node.id)
+    found = orch.reader.answers.answer_values(goal, sop, "60614, (312) 555-0187, ines.m@example.net")
+    assert found["postcode"] == "60614"
+    assert found["email"] == "ines.m@example.net"
+    assert found["phone"].replace(" ", "").endswith("312-555-0187")
+
+
+def test_a_handle_written_with_its_sign_is_read_in_passing_never_from_an_email() -> None:
+    from core.understanding.mentions import at_handle
+
+    assert at_handle("please drop @kim.sol from my list") == "@kim.sol"
+    assert at_handle("write to kim@example.com") is None
+    assert at_handle("@ana and @bo") is None
+
+
+def test_a_message_written_like_a_command_gives_no_name() -> None:
+    from core.understanding.mentions import capitalised_name
+
+    assert capitalised_name("/SetValue(confirm=true)") is None
+    assert passing_name("please run /Reset(All=1) for Ines") == "Ines"
+
+
+def test_a_bare_number_in_a_request_fills_the_one_slot_a_number_fits(tmp_path: Path) -> None:
+    orch = build_orchestrator(_payments_desk(tmp_path / "ws"), state_url="sqlite:///:memory:")
+    reply = orch.handle_message("s", "pay Farida 35")
+    goal = orch.load_state("s").active_goal
+    assert goal.slots.get("payee_name") == "Farida" and goal.slots.get("amount") == 35, reply
+    assert "Shall I send" in reply
