@@ -55,9 +55,10 @@ def yes_no(text: str) -> bool | None:
     means no and a plain affirmation ("I still have it") means yes.
     """
     t = LEAD_FILLER.sub("", LEX.segment(text.strip().lower()))
-    first, _, rest = t.partition(". ")
-    if rest and len(words(first)) <= 2 and not (YES.match(first) or NO.match(first)):  # "OMG. Yes, thank you!"
-        t = LEAD_FILLER.sub("", rest.strip())
+    parts = re.split(r"(?<=[.,!])\s+", t, maxsplit=1)
+    first, rest = parts[0], parts[1] if len(parts) > 1 else ""
+    if rest and len(words(first)) <= 2 and not (YES.match(first) or NO.match(first) or NEGATIVE.search(first)):
+        t = LEAD_FILLER.sub("", rest.strip())  # "OMG. Yes, thank you!", "great, yes please"
     if UNSURE.search(t) or is_question(t):
         return None
     if NO.match(t):

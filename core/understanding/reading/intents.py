@@ -68,6 +68,11 @@ class IntentReader:
         if active is None:
             return best
         text = p.text
+        if by_name is None and p.question and not T.is_request(text) and best[1] < STRONG_INTENT and c.kb_knows():
+            c.reading.drop(StartGoal(evidence=text, sop=best[0], score=round(best[1], 3)),
+                           "a question the knowledge base answers while a goal runs is a side question, not a "
+                           "request for another SOP")
+            return None
         if by_name is None and best[1] < p.score(active.type) + INTENT_MARGIN and (
                 self.request_part(active, text, best[0]) is None or self.pending.corrects_goal(active, text)):
             return None  # close to the active SOP, and not asked for by name ("wrong category, let me fix it")

@@ -1,0 +1,88 @@
+"""Readings weighed against each other (ARCHITECTURE.md §3a): a reaction before a yes still says yes, a
+statement about a thing is no answer to a yes/no question about it, a condition in words reads the flag
+that both its words name, an account name given with its label is kept while the rest is asked, and a
+question the knowledge base answers while a goal runs is a side question."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.engine.build import build_orchestrator
+from core.language import text as T
+from core.understanding.brains.conditions import field_condition
+from core.workspace.slots import SlotType
+from core.understanding.values import labelled_values
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("lovely, yes please", True),
+    ("perfect, go ahead", True),
+    ("hmm, no", False),
+    ("wow, that is not what I asked for", False),
+    ("brilliant", None),
+])
+def test_a_short_reaction_before_the_answer_does_not_hide_it(said: str, meant: bool | None) -> None:
+    assert T.yes_no(said) is meant
+
+
+def test_a_statement_about_a_thing_does_not_answer_a_yes_or_no_about_it() -> None:
+    types = {"heating_on": SlotType("heating_on", "boolean")}
+    assert labelled_values("my heating is not working at all", types) == []
+    assert [f.value for f in labelled_values("heating on: yes", types)] == [True]
+
+
+def test_a_condition_in_words_reads_the_flag_both_its_words_name() -> None:
+    assert field_condition("the refund is approved", {"refund_approved": True, "refund_total": 40}) is True
+    assert field_condition("the refund is approved", {"refund_approved": False, "refund_total": 40}) is False
+
+
+def _desk(root: Path) -> Path:
+    (root / "sops").mkdir(parents=True)
+    (root / "kb").mkdir()
+    (root / "kb" / "fees.md").write_text(
+        "# Fees\n\nA replacement library card costs 3 euros and is printed at the front desk the same day.\n",
+        encoding="utf-8")
+    (root / "store.yaml").write_text("name: Library\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
+    (root / "gar.csv").write_text(
+        "action,action_type,user_interaction_metadata,api,params\n"
+        "ask user for login email and card number,ask_user_input,"
+        "\"the login name, the email and the card number, e.g. jsmith4, jsmith4@mail.org, 88120044\",,"
+        "login|email|card_number\n"
+        "ask user for the branch,ask_user_input,\"the branch: north, south or central\",,branch\n"
+        "tell user the card is on its way,message_to_user,Your new card goes to the {branch} branch.,,\n",
+        encoding="utf-8")
+    (root / "sops" / "card.sop").write_text(
+        "---\nid: desk.new_card\nagent: desk\ntitle: Replace a library card\ntriggers:\n"
+        "  - I lost my library card\n  - I need a replacement library card\n---\n"
+        "ask user for login email and card number\nask user for the branch\ntell user the card is on its way\n",
+        encoding="utf-8")
+    (root / "sops" / "fees.json").write_text(json.dumps({
+        "id": "desk.fees", "agent": "desk", "name": "Pay a fee",
+        "triggers": ["pay my library fine", "settle the charge for a lost card"],
+        "startNode": "done", "nodes": {"done": {"type": "action", "messageTemplate": "Renewed.", "nextNodes": ["end"]},
+                                       "end": {"type": "end"}}}), encoding="utf-8")
+    return root
+
+
+def test_an_account_name_given_with_its_label_is_kept_while_the_rest_is_asked(tmp_path: Path) -> None:
+    orch = build_orchestrator(_desk(tmp_path / "ws"), state_url="sqlite:///:memory:")
+    orch.handle_message("s", "I lost my library card")
+    orch.handle_message("s", "Login: mdiaz21")
+    goal = orch.load_state("s").active_goal
+    assert goal.slots.get("login") == "mdiaz21"
+    orch.handle_message("s", "mdiaz21@mail.org, 77310092")
+    assert orch.load_state("s").active_goal.pending is not None
+    assert orch.load_state("s").active_goal.slots.get("card_number") is not None
+
+
+def test_a_question_the_knowledge_base_answers_while_a_goal_runs_is_a_side_question(tmp_path: Path) -> None:
+    orch = build_orchestrator(_desk(tmp_path / "ws"), state_url="sqlite:///:memory:")
+    orch.handle_message("s", "I lost my library card")
+    reply = orch.handle_message("s", "is there any fee if I lose my card?")  # close to "pay the charge for a lost card"
+    assert orch.load_state("s").active_goal.type == "desk.new_card"
+    assert "3 euros" in reply
+    dropped = orch.last_trace("s")["reading"]["dropped"]
+    assert any("side question" in d["reason"] for d in dropped), dropped
