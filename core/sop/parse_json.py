@@ -255,6 +255,31 @@ def _infer_fills(nodes: dict[str, Node]) -> None:
             if not nxt.asks:
                 todo.extend(nxt.targets())
         node.fills = [Param(k) for k in fills]
+    _one_ask_per_key(nodes)
+    _closing_questions(nodes)
+
+
+def _closing_questions(nodes: dict[str, Node]) -> None:
+    """A question that fills nothing and leads only to the end ("Thanks! Is there anything else I can help
+    you with?") closes the goal: it is said, and the goal ends; what the customer says next is a new message
+    to the session, not an answer the goal waits for."""
+    for node in nodes.values():
+        targets = node.targets()
+        if node.asks and not node.fills and not node.tool and targets \
+                and all(nodes.get(t) is not None and nodes[t].kind == "end" for t in targets):
+            node.kinds = frozenset({"message_to_user"})
+
+
+def _one_ask_per_key(nodes: dict[str, Node]) -> None:
+    """A key an ask alone fills is not also filled by a later ask whose next message merely repeats it
+    ("Order {order_id} has ...: what is the reason?" asks for the reason, not the order again)."""
+    asks = [n for n in nodes.values() if n.asks]
+    sole = {n.fills[0].name for n in asks if len(n.fills) == 1}
+    for node in asks:
+        if len(node.fills) > 1:
+            kept = [p for p in node.fills if p.name not in sole]
+            if kept and len(kept) < len(node.fills):
+                node.fills = kept
 
 
 def _check_refs(nodes: dict[str, Node], file: str, problems: list[Problem]) -> list[tuple[str, Problem]]:

@@ -14,7 +14,7 @@ from core.sop.expr_eval import lookup
 from core.sop.graph import Node, Sop
 from core.understanding.commerce import left_after_ruling_out, picked_offer
 from core.understanding.mentions import option_mentions
-from core.workspace.slots import SlotType
+from core.workspace.slots import EXAMPLES_LEAD, SlotType
 
 
 def lone_number(text: str) -> str | None:
@@ -31,7 +31,8 @@ TOPIC_NOISE = frozenset({"number", "no", "id", "name", "value", "answer", "code"
 
 def topic_words(node: Node) -> set[str]:
     """The words an ask is about: its slots' names, what a valid answer is, its question."""
-    text = " ".join([*(p.name.replace("_", " ") for p in node.fills), node.expects, node.message or node.text])
+    hint = EXAMPLES_LEAD.split(node.expects, maxsplit=1)[0]  # "e.g. 55120934, 1011 AB": an example is no topic
+    text = " ".join([*(p.name.replace("_", " ") for p in node.fills), hint, node.message or node.text])
     return {T.singular(w) for w in T.tokens(text.replace("'s", "")) if w.isalpha() and len(w) > 1} - TOPIC_NOISE
 
 

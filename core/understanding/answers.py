@@ -294,12 +294,15 @@ class AnswerReader:
         own = {f.slot: f.value for f in named.get(sop.id, []) if f.slot not in SESSION_SLOTS}
         return own, blank(text, spans)
 
-    def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool) -> dict[str, Any]:
-        """Slot values a message gives without being asked (budget up front, a brand, a category)."""
+    def extract_volunteered(self, goal: Goal, sop: Sop, text: str, *, opening: bool,
+                            typos: bool = True) -> dict[str, Any]:
+        """Slot values a message gives without being asked (budget up front, a brand, a category); with
+        ``typos``, also what its words give once a misspelling is corrected (never for another SOP's slots:
+        "the boots i guess" holds no "guest")."""
         whole = text  # a description keeps every word of the message, labelled values among them
         named, text = self.labelled(sop, text)
         found: dict[str, Any] = dict(named)
-        corrected = self.brain.correct(text)  # "a mouse uner 1000": the typo'd "under" still counts
+        corrected = self.brain.correct(text) if typos else text  # "a mouse uner 1000": "under" still counts
         for name, st in self.types(sop).items():
             if name in SESSION_SLOTS or name in found:
                 continue

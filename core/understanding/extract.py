@@ -352,7 +352,17 @@ def _text(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
 
 
 def _option(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
-    return find_option(msg, st.vocab, loose=asked)
+    found = find_option(msg, st.vocab, loose=asked)
+    said = T.LEAD_FILLER.sub("", msg.strip().lower())
+    if found is not None or not asked or T.is_question(msg) or T.YES.match(said) or T.NO.match(said) \
+            or T.is_cancel(msg) or T.UNSURE.search(said) or len(T.words(said)) < 2:
+        return found
+    # "I just don't feel like going anymore" to "... the weather, or something else?": an answer that names
+    # none of the options is the one that stands for all the others, when the list has one
+    return next((v for v in st.vocab if CATCH_ALL.fullmatch(v.strip())), None)
+
+
+CATCH_ALL = re.compile(rf"(?:{LEX.alternation('catch_all_options') or '(?!x)x'})", re.I)
 
 
 _EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _phone, "date": _date, "boolean": _boolean,

@@ -86,3 +86,39 @@ def test_a_question_the_knowledge_base_answers_while_a_goal_runs_is_a_side_quest
     assert "3 euros" in reply
     dropped = orch.last_trace("s")["reading"]["dropped"]
     assert any("side question" in d["reason"] for d in dropped), dropped
+
+
+def test_an_answer_naming_no_option_takes_the_option_that_stands_for_the_others() -> None:
+    from core.understanding.extract import extract
+
+    st = SlotType("why", "option", vocab=["moving house", "too expensive", "something else"])
+    assert extract(st, "my kids have grown up and we never use it", asked=True) == "something else"
+    assert extract(st, "it got too expensive for us", asked=True) == "too expensive"
+    assert extract(st, "what do you mean?", asked=True) is None
+    assert extract(st, "no", asked=True) is None
+    plain = SlotType("size", "option", vocab=["small", "large"])
+    assert extract(plain, "my kids have grown up", asked=True) is None
+
+
+@pytest.mark.parametrize("said, meant", [("oh okay, that makes sense", True), ("ok but I don't want it", False),
+                                         ("ok, can you check the other one", None)])
+def test_an_ok_before_a_remark_is_a_yes(said: str, meant: bool | None) -> None:
+    assert T.yes_no(said) is meant
+
+
+def test_a_closing_question_that_fills_nothing_ends_the_goal(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text("name: Desk\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
+    (root / "sops" / "hours.json").write_text(json.dumps({
+        "id": "desk.hours", "agent": "desk", "name": "Opening hours", "triggers": ["when are you open"],
+        "startNode": "tell", "nodes": {
+            "tell": {"type": "action", "messageTemplate": "We open at nine. Anything else I can do for you?",
+                     "nextNodes": ["end"]},
+            "end": {"type": "end"}}}), encoding="utf-8")
+    orch = build_orchestrator(root, state_url="sqlite:///:memory:")
+    reply = orch.handle_message("s", "when are you open")
+    assert "nine" in reply
+    state = orch.load_state("s")
+    assert state.active_goal is None
+    assert [g.status for g in state.goals.values()] == ["done"]

@@ -54,7 +54,9 @@ def yes_no(text: str) -> bool | None:
     An explicit yes/no at the start decides; otherwise a negation ("I lost access to it")
     means no and a plain affirmation ("I still have it") means yes.
     """
-    t = LEAD_FILLER.sub("", LEX.segment(text.strip().lower()))
+    whole = LEX.segment(text.strip().lower())
+    t = LEAD_FILLER.sub("", whole)
+    lead_yes = any(YES.fullmatch(w) for w in re.split(r"[\s,.!]+", whole[: len(whole) - len(t)]) if w)  # "oh ok, ..."
     parts = re.split(r"(?<=[.,!])\s+", t, maxsplit=1)
     first, rest = parts[0], parts[1] if len(parts) > 1 else ""
     if rest and len(words(first)) <= 2 and not (YES.match(first) or NO.match(first) or NEGATIVE.search(first)):
@@ -69,7 +71,7 @@ def yes_no(text: str) -> bool | None:
         return False
     if WEAK_YES.search(t):
         return True
-    return None
+    return True if lead_yes and not is_request(t) else None
 
 
 def is_go_back(text: str) -> bool:

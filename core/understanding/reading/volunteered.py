@@ -49,7 +49,7 @@ class VolunteeredValues:
             if sop.id == active.type or agent is None:
                 continue
             types = agent.types(sop)
-            found = self.answers.extract_volunteered(Goal(id="", type=sop.id), sop, text, opening=False)
+            found = self.answers.extract_volunteered(Goal(id="", type=sop.id), sop, text, opening=False, typos=False)
             kept = {k: v for k, v in found.items() if k not in own and k in types
                     and types[k].kind not in NOT_KEPT}
             if kept:
