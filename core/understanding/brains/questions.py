@@ -190,7 +190,8 @@ def asked_in(language: str, action: str, expects: str, *, keep: list[int] | None
     yes_no = re.search(r"\b(yes or no|yes/no)\b", expects, re.I) is not None
     words = table(language, "words")
     plain = re.sub(r"^(?:your|the|their|his|her|a|an)\s+", "", x.strip(), flags=re.I).strip(" ?.")
-    said = words.get(plain.lower()) or words.get(x.strip().lower()) or f" {_pronouns(plain)} "
+    said = words.get(plain.lower()) or words.get(x.strip().lower()) or _hint_words(language, expects, of) \
+        or f" {_pronouns(plain)} "
     if yes_no and kind == "ask_about" and HAVE_NOUN.match(x):
         kind = "ask_have"
     q = say(kind, language, x=said).replace("  ", " ").strip()
@@ -204,6 +205,17 @@ def asked_in(language: str, action: str, expects: str, *, keep: list[int] | None
     elif 2 <= len(options) <= 8 and not any(o.lower() in q.lower() for o in options):
         q += f" ({', '.join(options[:-1])}{joiner}{options[-1]})"
     return q
+
+
+def _hint_words(language: str, expects: str, of: int) -> str:
+    """What the author's hint calls the value when it is written in ``language`` ("ยี่ห้อและรุ่นของมือถือ เช่น
+    iPhone 13" -> "ยี่ห้อและรุ่นของมือถือ"): the question then says it in the customer's own words; '' when
+    the hint is in another language, or the step asks several values."""
+    head = EXAMPLE.split(expects, maxsplit=1)[0].strip(" ,.:;(")
+    script = next((lx.script for lx in LEX.lexicons() if lx.language == language), None)
+    if of > 1 or not head or language == "en" or script is None or not script.search(head):
+        return ""
+    return head
 
 
 def say_has(language: str, key: str) -> bool:
