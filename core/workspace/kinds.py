@@ -148,8 +148,8 @@ def general_shape(example: str, hint: str = "") -> re.Pattern[str] | None:
         low, high = size, size
     elif seps:  # parts of names and numbers joined: "mia_li_3668", "isabella_garcia_4633"
         low, high = max(3, len(body) // 2), 2 * len(body) + 4
-    elif re.fullmatch(r"\d+", body):
-        low, high = max(2, len(body) - 1), len(body) + 1
+    elif re.fullmatch(r"\d+", body):  # "T-12" takes "T-5" and "T-123"
+        low, high = max(1, len(body) - 1), len(body) + 1
     else:  # a code of letters and digits is usually of one length
         low = high = len(body)
     mixed = bool(re.search(r"[A-Za-z]", body) and re.search(r"\d", body))  # a word said in passing needs both
@@ -188,11 +188,13 @@ def hint_head(hint: str) -> str:
 
 
 def alternatives(hint: str) -> list[str]:
-    """The alternatives a hint offers before its example: "the account's PIN or the answer to the security
+    """The alternatives a hint offers, its example aside: "the account's PIN or the answer to the security
     question" -> two of them; a bare "no" ("one of the recommended items, or no") is a decline, not one; a
     hint with one gives a list of one."""
-    lead = EXAMPLE.search(hint)
-    said = hint[: lead.start()] if lead else hint
+    lead = EXAMPLE.search(hint)  # the example runs to the end, or to a ", or" that offers another kind of answer
+    tail = hint[lead.start():] if lead else ""  # ("the option, e.g. size 11 or 12, or an item id from the list")
+    more = re.search(r",\s+or\s+", tail)
+    said = (hint[: lead.start()] + (" or " + tail[more.end():] if more else "")) if lead else hint
     parts = [a.strip(" ,;.") for a in re.split(r"\s+or\s+", said)]
     return [a for a in parts if a and not (len(a.split()) == 1 and T.NO.fullmatch(a))]
 

@@ -149,3 +149,10 @@ def test_an_example_that_fails_its_own_kind_is_a_lint_error_at_its_line_and_colu
     found = [p for p in ws.problems if p.severity == "error"]
     assert [(p.file, p.line, p.column) for p in found] == [("gar.csv", 2, 72)], [str(p) for p in ws.problems]
     assert "12345" in found[0].message and "4 digits" in found[0].message
+
+
+def test_an_example_with_its_own_or_leaves_the_hints_alternatives_intact() -> None:
+    st = infer_type("new_choice", "the model you want instead, e.g. 64 GB or 128 GB, or a product number", V)
+    assert st.kind == "text"
+    listed = infer_type("kind", "a product category, e.g. tent, backpack or stove", V)
+    assert listed.kind == "category"  # the example's "or" names examples, not kinds of answer

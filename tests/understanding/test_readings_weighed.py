@@ -122,3 +122,31 @@ def test_a_closing_question_that_fills_nothing_ends_the_goal(tmp_path: Path) -> 
     state = orch.load_state("s")
     assert state.active_goal is None
     assert [g.status for g in state.goals.values()] == ["done"]
+
+
+def test_back_to_something_that_is_no_step_is_no_go_back() -> None:
+    assert not T.is_go_back("refund it back to my store card please")
+    assert T.is_go_back("can we go back to the previous question")
+    assert T.is_go_back("back to the delivery question please")
+
+
+def test_a_step_that_calls_a_tool_and_speaks_names_what_the_tool_made_of_the_customers_words(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text(
+        "name: Shop\ncurrency: EUR\nagents:\n  desk: {tools: [swap.find]}\n"
+        "tools:\n  swap.find: {params: [wanted], python: tools.py:find}\n", encoding="utf-8")
+    (root / "tools.py").write_text(
+        "def find(wanted):\n    return {'wanted': 'Trail Shoe (size 42, colour red)', 'ref': 'SW-1'}\n", encoding="utf-8")
+    (root / "gar.csv").write_text(
+        "action,action_type,user_interaction_metadata,api,params\n"
+        "ask user which model they want,ask_user_input,the model they want in their own words,,wanted\n"
+        "find the swap,api_call|message_to_user,Swap {ref}: you get the {wanted}.,swap.find,wanted\n",
+        encoding="utf-8")
+    (root / "sops" / "swap.sop").write_text(
+        "---\nid: desk.swap\nagent: desk\ntitle: Swap shoes\ntriggers:\n  - swap my shoes\n---\n"
+        "ask user which model they want\nfind the swap\n", encoding="utf-8")
+    orch = build_orchestrator(root, state_url="sqlite:///:memory:")
+    orch.handle_message("s", "swap my shoes")
+    reply = orch.handle_message("s", "the red ones in 42")
+    assert "Swap SW-1: you get the Trail Shoe (size 42, colour red)." in reply

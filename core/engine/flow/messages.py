@@ -10,14 +10,13 @@ from core.language import text as T
 from core.shared.models import Goal, utcnow
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
-from core.understanding.answer_shape import unknown
-from core.understanding.commerce import Commerce
+from core.understanding import Commerce, slot_unknown
 
 
 def step_message(env: AgentEnv, goal: Goal, sop: Sop, node: Node, prefs: PreferenceSummary,
                  computed: list[str] | None = None) -> str:
     """The words a step says: the items or fixes its tool found, else its template filled, else its record."""
-    from core.understanding.brains.rule import fill_template
+    from core.understanding import fill_template
 
     obs = goal.memory[-1].observation if goal.memory else None
     short = prefs.communication_style == "short"
@@ -31,6 +30,8 @@ def step_message(env: AgentEnv, goal: Goal, sop: Sop, node: Node, prefs: Prefere
                         and isinstance(goal.slots.get(n), str)), "")  # "what to try for your Dell XPS 13"
         return render.render_fix(obs, subject, short=short)
     values = {**facts(goal), **goal.slots}
+    if isinstance(obs, dict) and "api_call" in node.kinds:  # a step that calls a tool and speaks names what the
+        values.update({k: v for k, v in obs.items() if v not in (None, "")})  # tool made of the customer's words
     text = fill_template(node.message, values, computed) if node.message else ""
     if isinstance(obs, dict) and "api_call" in node.kinds and not node.message:
         text = render.render_record(obs)
@@ -40,7 +41,7 @@ def step_message(env: AgentEnv, goal: Goal, sop: Sop, node: Node, prefs: Prefere
 def end(goal: Goal, node: Node | None, resp: AgentRunResponse, outcome: str, message: str = "") -> None:
     """End the goal with ``outcome``: the end step's message (or ``message``) is said, and the last message
     makes no offer of more help."""
-    from core.understanding.brains.rule import fill_template
+    from core.understanding import fill_template
 
     if node is not None and node.message:
         message = fill_template(node.message, goal.slots)
@@ -65,4 +66,4 @@ def invited_values_given(goal: Goal, sop: Sop, node: Node) -> list[str]:
     named = [p for p in nxt.params if {T.stem(w) for w in p.name.split("_")} & said]
     if not named or any(not p.optional for p in named):
         return []
-    return [p.name for p in named if not unknown(goal, p.name)]
+    return [p.name for p in named if not slot_unknown(goal, p.name)]

@@ -147,6 +147,12 @@ class ReplyReader:
         elsewhere = bool(other) and free_text(agent, sop, pending) and explained_by(text, other) and not own_words
         # "sorry, wrong card, it's 2123...": a correction of a filled slot is not the answer to a text question
         elsewhere = elsewhere or bool(fixes) and corrects(text) and free_text(agent, sop, pending)
+        if not elsewhere and not fixes and goal.pending and corrects(text) and free_text(agent, sop, pending):
+            fix = self.answers.corrected_text(goal, sop, text)  # "sorry, I meant the lamp, not the kettle" to a
+            if fix is not None and _names_value(text, goal.slots.get(fix[0])):  # text question: the answer
+                corrections, fixes = dict([fix]), dict([fix])  # given last changes, naming what it replaces
+                return ReplyReading(unavailable=tuple(self.answers.unavailable_named(goal, sop, text, changes)),
+                                    corrections=corrections, fixes=fixes)
         answer = [] if elsewhere else list(self.answers.answer_values(goal, sop, text).values())  # one slot, not two
         corrections = {k: v for k, v in other.items() if not part_of(v, answer)}
         if answer and describing(agent, sop, pending):  # "it stopped working since yesterday" to "what is wrong?":
@@ -167,3 +173,9 @@ class ReplyReader:
         :func:`core.understanding.go_back.go_back_target`."""
         sop = self.sops.get(goal.type)
         return go_back_target(goal, sop, text) if sop is not None else None
+
+
+def _names_value(text: str, value: object) -> bool:
+    """Whether a message names a value a slot holds, word for word ("not the pet bed" names "the pet bed")."""
+    said = str(value or "").strip().lower()
+    return bool(said) and f" {said} " in f" {' '.join(T.words(text.lower()))} "
