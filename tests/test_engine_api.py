@@ -7,7 +7,7 @@ from pathlib import Path
 from core.engine.build import Workspace, build_orchestrator
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
-from core.understanding.brains.rule import RuleBrain
+from core.understanding import RuleBrain
 
 
 def _orch(ws: Workspace, tmp: Path):  # type: ignore[no-untyped-def]

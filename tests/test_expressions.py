@@ -18,7 +18,7 @@ from core.retrieval.embedding import CachedEmbedder
 from core.sop.expr import ExprError, compares_with_boolean, is_expression, parse, paths
 from core.sop.expr_eval import EvalError, check, evaluate
 from core.sop.expr_templates import fill_expressions, render_expression, template_paths
-from core.understanding.brains.rule import fill_template
+from core.understanding import fill_template
 from core.workspace.slots import written_date
 
 TODAY = date(2026, 11, 26)

@@ -4,7 +4,7 @@ reply (replies are shown as Markdown in the playground)."""
 from __future__ import annotations
 
 from core.language.render import item_line, render_record
-from core.understanding.brains.rule import fill_template
+from core.understanding import fill_template
 
 CELL = "[Free upgrade](javascript:alert(1)) <img src=x onerror=alert(2)>"
 

@@ -15,7 +15,7 @@ from core.evaluation.testing import FileResult
 from core.playground import CheckResult, MappingProblem
 from core.shared.errors import UserInputError
 from core.shared.problems import Problem
-from core.understanding.commands import reading_lines
+from core.understanding import reading_lines
 
 
 def problems(found: list[Problem], *, ok_text: str = "") -> None:

@@ -132,7 +132,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from core.engine.build import load_workspace
     from core.evaluation.sim_report import format_report
     from core.evaluation.simulate import failing_tests, simulate
-    from core.understanding.brains.llm_client import LLMSettings
+    from core.understanding import LLMSettings
 
     llm = LLMSettings.from_env() if args.customer != "rules" else None
     if args.customer == "llm" and llm is None:

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from core.cli.arguments import workspace_folder
 from core.shared.problems import errors
-from core.understanding.commands import reading_lines
-from core.understanding.commerce import OFFERED
+from core.understanding import OFFERED, reading_lines
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

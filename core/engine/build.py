@@ -33,10 +33,7 @@ from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
 from core.tools.inventory import InventoryTool
 from core.tools.kb import KB_TOOL, STEP, IndexMode, KnowledgeBase, KnowledgeBaseTool
-from core.understanding.brains.base import Brain
-from core.understanding.brains.llm_client import LOCAL_KEY, LLMSettings
-from core.understanding.brains.rule import RuleBrain
-from core.understanding.commerce import Commerce
+from core.understanding import LOCAL_KEY, Brain, Commerce, LLMSettings, RuleBrain
 from core.workspace.config import DEFAULT_SEARCH_TOOL
 from core.workspace.files import WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex
@@ -259,7 +256,7 @@ def _llm_brain(chosen: str, llm: LLMSettings | None, rule: RuleBrain, ws: Worksp
     """The LLM brain for "llm"/"hybrid" (None for "rule")."""
     if chosen == "rule" or llm is None:
         return None
-    from core.understanding.brains.llm import LLMBrain, OpenAIChat
+    from core.understanding import LLMBrain, OpenAIChat
 
     return LLMBrain(rule, OpenAIChat(llm), sops=ws.sops, slot_types=types, startable=startable,
                     tools=set(ws.tools), mode="llm" if chosen == "llm" else "hybrid",

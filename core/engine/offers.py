@@ -16,7 +16,7 @@ from typing import Any
 
 from core.language import text as T
 from core.state.memory.base import PreferenceSummary
-from core.understanding.remembered import REMEMBERED
+from core.understanding import REMEMBERED
 
 SPENDING = re.compile(r"\b(budget|spend|spending|afford|price range|max(imum)? price)\b", re.I)
 

@@ -32,13 +32,19 @@ from core.state.memory.base import MemoryUnavailableError, PreferenceMemory, Pre
 from core.state.sessions.base import StateStore, whole_session
 from core.tools.gateway import ToolGateway, ToolScript
 from core.tools.kb import KB_TOOL
-from core.understanding import Command, Reading
-from core.understanding.brains.base import Brain, TurnContext, begin_turn
-from core.understanding.commerce import OFFERED, Commerce
-from core.understanding.preferences import extract_preferences
-from core.understanding.reading.context import ReadContext
-from core.understanding.reading.reader import RuleReader
-from core.understanding.signals import search_query
+from core.understanding import (
+    OFFERED,
+    Brain,
+    Command,
+    Commerce,
+    ReadContext,
+    Reading,
+    RuleReader,
+    TurnContext,
+    begin_turn,
+    extract_preferences,
+    search_query,
+)
 from core.workspace.slots import Vocabulary
 
 __all__ = ["MAX_MESSAGE_CHARS", "Orchestrator", "Turn", "search_query"]

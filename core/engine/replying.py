@@ -9,7 +9,7 @@ from typing import Any
 from core.engine.grounding import SourceNumbers, session_sources, ungrounded, ungrounded_facts
 from core.engine.processor.turn import Turn, say_to
 from core.language import render
-from core.understanding.brains.base import Brain, phrase
+from core.understanding import Brain, phrase
 
 
 def finish_reply(t: Turn, brain: Brain, currency: str, sop_text_numbers: set[float]) -> str:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.understanding.candidates.encoding import ACTS, SlotWords
+from core.understanding import ACTS, SlotWords
 
 ACT_OF: dict[str, str] = {
     "INFORM": "inform",

@@ -46,7 +46,7 @@ from core.evaluation.sgd import (
     span_examples,
     unseen_services,
 )
-from core.understanding.candidates.encoding import ACTS, BestSpan
+from core.understanding import ACTS, BestSpan
 
 Progress = Callable[[str], None]
 SAMPLE_SHARE = 0.4
@@ -229,9 +229,9 @@ def evaluate_reader(folder: Path, reader: Any = None, variants: Sequence[str] = 
     best spans when they are at hand."""
     began = time.time()
     if reader is None:
-        from core.understanding.candidates.learned import LearnedReader, model_file
+        from core.understanding import LearnedReader, reader_model_file
 
-        path = model_file()
+        path = reader_model_file()
         if not path.is_file():
             return {"error": f"no learned reader model at {path}: build it with "
                              "`python -m core train reader ../shared/data/sgd`"}
@@ -277,7 +277,7 @@ def latency(model_file: Path, data: Dialogues, examples: Sequence[SpanExample], 
     percentile."""
     import statistics
 
-    from core.understanding.candidates.learned import LearnedReader
+    from core.understanding import LearnedReader
 
     reader = LearnedReader(model_file, threads=1)
     by_turn: dict[tuple[str, int], list[SpanExample]] = {}
@@ -342,7 +342,7 @@ def rule_act(T: Any, message: str) -> str:
 def rule_values(data: Dialogues, examples: Sequence[SpanExample],
                 variant: dict[Any, Any] | None) -> tuple[list[str | None], list[bool]]:
     """The rule baseline's value for each pair (as text) and whether it matches the gold value."""
-    from core.understanding.extract import extract, labelled_value
+    from core.understanding import extract_values, labelled_value
     from core.workspace.slots import Vocabulary, infer_type
 
     kinds: dict[tuple[str, str], Any] = {}
@@ -354,7 +354,7 @@ def rule_values(data: Dialogues, examples: Sequence[SpanExample],
         if key not in kinds:
             kinds[key] = infer_type(words.name, words.description, Vocabulary())
         st = kinds[key]
-        value = extract(st, e.message, asked=e.asked)
+        value = extract_values(st, e.message, asked=e.asked)
         if value is None:
             value = labelled_value(st, words.name, e.message)
         text = None if value is None else str(value)
@@ -362,7 +362,7 @@ def rule_values(data: Dialogues, examples: Sequence[SpanExample],
         gold = e.value
         same = False
         if text is not None and gold is not None:
-            same = normalise(text) == normalise(gold) or value == extract(st, gold, asked=True)
+            same = normalise(text) == normalise(gold) or value == extract_values(st, gold, asked=True)
         correct.append(same)
     return predicted, correct
 

@@ -43,8 +43,16 @@ from core.evaluation.sgd import (
     slot_words,
     span_examples,
 )
-from core.understanding.candidates.encoding import ACT_MARKER, ACTS, Encoded, Encoder, pad
-from core.understanding.candidates.learned import MODEL_DIR, MODEL_FILE, RECORD_FILE
+from core.understanding import (
+    ACT_MARKER,
+    ACTS,
+    READER_MODEL_DIR,
+    READER_MODEL_FILE,
+    READER_RECORD_FILE,
+    Encoded,
+    Encoder,
+    pad_batch,
+)
 
 TRAIN_VARIANTS = ("v1", "v2", "v3", "v4")
 
@@ -190,7 +198,7 @@ def build_model(model_dir: Path) -> Any:
 def _tensors(batch: list[Item]) -> dict[str, Any]:
     import torch
 
-    ids, mask, types = pad([it.encoded for it in batch])
+    ids, mask, types = pad_batch([it.encoded for it in batch])
     allowed = mask.copy()
     allowed[:, :] = 0
     for r, it in enumerate(batch):
@@ -287,15 +295,16 @@ def finish(folder: Path, out_dir: Path, checkpoint: Path, record: dict[str, Any]
     (the threshold tuned there), and write the record beside the weights."""
     from core.evaluation.sgd_eval import tune_and_evaluate
     from core.retrieval.embedding import model_path
-    from core.understanding.candidates.learned import LearnedReader
+    from core.understanding import LearnedReader
 
     began = time.time()
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / MODEL_FILE
+    target = out_dir / READER_MODEL_FILE
     export(Path(model_path()), checkpoint, target)
     record["export"] = {"format": "ONNX opset 17, int8 dynamic quantization per channel",
                         "megabytes": round(target.stat().st_size / 1e6, 1)}
-    (out_dir / RECORD_FILE).write_text(json.dumps({**record, "threshold": 0.0}, indent=2) + "\n", encoding="utf-8")
+    (out_dir / READER_RECORD_FILE).write_text(json.dumps({**record, "threshold": 0.0}, indent=2) + "\n",
+                                              encoding="utf-8")
     progress(f"exported {target} ({record['export']['megabytes']} MB)")
     reader = LearnedReader(target, threads=int(record.get("settings", {}).get("threads", 2)), threshold=0.0)
     threshold, sweep, report = tune_and_evaluate(reader, folder / "dev", progress=progress)
@@ -303,8 +312,8 @@ def finish(folder: Path, out_dir: Path, checkpoint: Path, record: dict[str, Any]
     record["threshold_sweep_dev"] = sweep
     record["dev"] = report
     record["finish_minutes"] = round((time.time() - began) / 60, 1)
-    (out_dir / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    progress(f"dev figures and threshold {threshold} written to {out_dir / RECORD_FILE}")
+    (out_dir / READER_RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    progress(f"dev figures and threshold {threshold} written to {out_dir / READER_RECORD_FILE}")
     return record
 
 
@@ -342,13 +351,13 @@ def default_checkpoint() -> Path:
     return Path(__file__).resolve().parents[2] / ".state" / "reader" / "reader.pt"
 
 
-def run(folder: Path, steps: int, limit: int | None = None, out_dir: Path = MODEL_DIR,
+def run(folder: Path, steps: int, limit: int | None = None, out_dir: Path = READER_MODEL_DIR,
         export_only: bool = False, max_minutes: float = 85.0) -> dict[str, Any]:
     """The ``train reader`` command."""
     checkpoint = default_checkpoint()
     if export_only:
-        previous = json.loads((out_dir / RECORD_FILE).read_text(encoding="utf-8")) if (
-            out_dir / RECORD_FILE).is_file() else {}
+        previous = json.loads((out_dir / READER_RECORD_FILE).read_text(encoding="utf-8")) if (
+            out_dir / READER_RECORD_FILE).is_file() else {}
         return finish(folder, out_dir, checkpoint, previous)
     settings = TrainSettings(steps=steps, max_minutes=max_minutes)
     return train(folder, out_dir, settings, checkpoint, limit=limit)

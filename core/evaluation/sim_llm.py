@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from core.evaluation.persona_goals import bare
 from core.evaluation.personas import Persona
 from core.evaluation.scripted_customer import Heard
-from core.understanding.brains.llm_client import ChatModel
+from core.understanding import ChatModel
 
 CUSTOMER_PROMPT_VERSION = "customer-1"
 CUSTOMER_PROMPT = """\

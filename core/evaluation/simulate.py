@@ -47,7 +47,7 @@ from core.shared.models import GoalStatus, SessionState
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
-from core.understanding.brains.llm_client import ChatModel, LLMSettings, OpenAIChat
+from core.understanding import ChatModel, LLMSettings, OpenAIChat
 from core.workspace.files import raise_on_errors
 
 Progress = Callable[[int, int], None]

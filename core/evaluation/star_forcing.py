@@ -17,7 +17,7 @@ from core.shared.models import Goal, GoalStatus, MemoryEntry, SessionState
 from core.sop.expr_eval import lookup
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
-from core.understanding.extract import extract
+from core.understanding import extract_values
 from core.workspace.slots import ISO_DATE, SlotType
 
 
@@ -172,4 +172,4 @@ def same(a: Any, b: Any) -> bool:
     if iso is None:
         return False
     other = str(b if str(a) == iso else a)
-    return extract(SlotType("date", "date"), other, asked=True) == iso
+    return extract_values(SlotType("date", "date"), other, asked=True) == iso

@@ -28,7 +28,7 @@ from core.sop.graph import Sop
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
-from core.understanding.brains.usage import LLMUsage
+from core.understanding import LLMUsage
 from core.workspace.files import raise_on_errors
 
 Progress = Callable[[int, int], None]

@@ -38,7 +38,7 @@ from core.shared.errors import UserInputError
 from core.shared.problems import Problem
 from core.state.memory import open_preference_memory
 from core.state.sessions import open_state_store
-from core.understanding.brains.llm import LLMSettings
+from core.understanding import LLMSettings
 
 log = logging.getLogger(__name__)
 

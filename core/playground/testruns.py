@@ -24,7 +24,7 @@ from core.shared.errors import UserInputError
 from core.shared.problems import errors
 from core.tools.declared import HttpTool, PythonTool
 from core.tools.mcp_tools import McpTool
-from core.understanding.brains.llm import LLMSettings
+from core.understanding import LLMSettings
 
 if TYPE_CHECKING:
     from core.playground.service import Playground

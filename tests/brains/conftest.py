@@ -16,7 +16,7 @@ from core.engine.orchestrator import Orchestrator
 from core.retrieval.embedding import CachedEmbedder
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
-from core.understanding.brains.llm_client import LLMSettings
+from core.understanding import LLMSettings
 from tests.brains.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]

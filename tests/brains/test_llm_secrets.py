@@ -15,7 +15,7 @@ from core.shared.redaction import install_log_redaction, redact
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
 from core.tools.gateway import ToolScript
-from core.understanding.brains.llm_client import LLMSettings
+from core.understanding import LLMSettings
 from tests.brains.fake_openai import FakeOpenAI, error
 
 MARKER = "sk-test-MARKER1234567890abcdef"

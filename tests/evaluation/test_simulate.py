@@ -21,7 +21,7 @@ from core.evaluation.simulate import failing_tests, simulate
 from core.evaluation.testing import WorkspaceCache, run_file
 from core.evaluation.testspec import load_spec
 from core.retrieval.embedding import CachedEmbedder
-from core.understanding.brains.llm_client import LLMSettings
+from core.understanding import LLMSettings
 from tests.brains.fake_openai import FakeOpenAI, Reply, abstain, content, schema_name
 
 ROOT = Path(__file__).resolve().parents[2]

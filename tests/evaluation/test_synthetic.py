@@ -18,7 +18,7 @@ from core.evaluation.synthetic import SyntheticReport, format_report, run_plans
 from core.sop.graph import Node, Sop
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
-from core.understanding.brains.base import Brain, Perception
+from core.understanding import Brain, Perception
 
 ROOT = Path(__file__).resolve().parents[2]
 SELLER = ROOT / "examples" / "seller_support"

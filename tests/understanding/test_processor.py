@@ -16,9 +16,7 @@ from core.engine.orchestrator import Orchestrator, Turn
 from core.importers import import_star_task, write_import
 from core.shared.models import SessionState, Trace
 from core.state.memory.base import PreferenceSummary
-from core.understanding import Answer, CancelGoal, SetSlots, StartGoal
-from core.understanding.answers import AnswerReading
-from core.understanding.commands import Reading
+from core.understanding import Answer, AnswerReading, CancelGoal, Reading, SetSlots, StartGoal
 
 CABINS = Path(__file__).parent / "cabins"
 NONSENSE = "purple monkeys dishwasher"

@@ -14,7 +14,7 @@ from core.language import text as T
 from core.shared.models import Goal
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
-from core.understanding.answers import AnswerReading
+from core.understanding import AnswerReading
 from core.workspace.config import AgentDecl
 from core.workspace.slots import SlotType
 

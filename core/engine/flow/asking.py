@@ -13,7 +13,7 @@ from core.language import text as T
 from core.shared.models import Goal, GoalStatus
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
-from core.understanding.answer_shape import unknown
+from core.understanding import slot_unknown
 from core.workspace.slots import SlotType
 
 EXAMPLES = re.compile(r"\b(e\.g\.|for example|such as)\s+([^()?;]+?)(?=\)|\?|;|$)", re.I)
@@ -64,7 +64,7 @@ def remembered_offer(env: AgentEnv, goal: Goal, sop: Sop, node: Node, prefs: Pre
     for p in node.fills:
         st = types.get(p.name)
         about = f"{p.name} {node.expects}"
-        rng = remembered_range(st.kind, about, prefs) if st is not None and unknown(goal, p.name) else None
+        rng = remembered_range(st.kind, about, prefs) if st is not None and slot_unknown(goal, p.name) else None
         if rng is not None:
             return offer_question(goal.slots, p.name, rng, env.currency)
     return ""

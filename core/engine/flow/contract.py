@@ -11,9 +11,7 @@ from typing import Any
 from core.shared.models import Goal, ToolCall
 from core.sop.graph import Sop
 from core.state.memory.base import PreferenceSummary
-from core.understanding.answers import AnswerReader
-from core.understanding.brains.base import Brain
-from core.understanding.commerce import Commerce
+from core.understanding import AnswerReader, Brain, Commerce
 from core.workspace.slots import SlotType
 
 

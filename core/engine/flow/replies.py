@@ -11,10 +11,7 @@ from core.engine.offers import forget_offers
 from core.shared.models import Goal, GoalStatus, MemoryEntry
 from core.sop.expr import parse, paths
 from core.sop.graph import Node, Sop
-from core.understanding.answer_shape import GENERIC_KINDS, unknown
-from core.understanding.answers import AnswerReading
-from core.understanding.brains.base import Brain
-from core.understanding.commerce import Commerce
+from core.understanding import GENERIC_KINDS, AnswerReading, Brain, Commerce, slot_unknown
 from core.workspace.slots import SlotType
 
 
@@ -34,7 +31,7 @@ def take_answer(types: dict[str, SlotType], goal: Goal, sop: Sop, reading: Answe
     if reading.ok:
         goal.slots.update(reading.values)
         goal.slots.update(reading.enriched)
-        goal.slots.update({k: v for k, v in reading.ahead.items() if unknown(goal, k)})
+        goal.slots.update({k: v for k, v in reading.ahead.items() if slot_unknown(goal, k)})
         goal.attempts.pop(node.id, None)
         goal.pending = None
         goal.step = node.next

@@ -10,7 +10,7 @@ from core.language import text as T
 from core.shared.models import Goal
 from core.sop.expr import strip_context
 from core.sop.graph import Sop
-from core.understanding.answer_shape import unknown
+from core.understanding import slot_unknown
 from core.workspace.slots import SlotType
 
 SEARCH_KEY = "_search"
@@ -41,10 +41,10 @@ def start_search(types: dict[str, SlotType], goal: Goal, sop: Sop, named: dict[s
             # it did not use is what a result must show ("sunny"), not a filter
             shown = {**named, **{k: v for k, v in (given or {}).items()
                                  if k in types and types[k].kind == "option"}}
-            want = {k: v for k, v in shown.items() if k != name and unknown(goal, k)}
+            want = {k: v for k, v in shown.items() if k != name and slot_unknown(goal, k)}
             goal.slots.update({k: v for k, v in shown.items() if k != name and k not in want})
             args = {T.squash(a) for a, src in node.arg_map.items()  # the inputs the last call sent
-                    if not (src.startswith("context.") and unknown(goal, strip_context(src)))}
+                    if not (src.startswith("context.") and slot_unknown(goal, strip_context(src)))}
             avoid = {k: v for k, v in (last or {}).items() if isinstance(v, str) and T.squash(k) not in args}
             goal.slots[SEARCH_KEY] = {"node": node.id, "slot": name, "tried": [current], "want": want,
                                       "avoid": avoid}

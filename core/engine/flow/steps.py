@@ -15,7 +15,7 @@ from core.engine.flow.tool_calls import apply_results, request_tool
 from core.language import text as T
 from core.shared.models import Goal, GoalStatus, MemoryEntry
 from core.sop.graph import Node, Sop
-from core.understanding.answer_shape import unknown
+from core.understanding import slot_unknown
 
 
 def run_steps(env: AgentEnv, agent: str, req: AgentRunRequest) -> AgentRunResponse:
@@ -55,10 +55,10 @@ def take_action(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunRe
     a tool is requested; a hand-off ends the goal; a call starts the called SOP; a message is said (or skipped
     when another request waits, or it only invites values the customer already gave)."""
     if node.asks:
-        missing = [p.name for p in node.fills if not p.optional and unknown(goal, p.name)]
+        missing = [p.name for p in node.fills if not p.optional and slot_unknown(goal, p.name)]
         if not missing and node.fills:
             resp.decisions.append(f"skip {node.label!r}: already known")
-            known = {p.name: goal.slots.get(p.name) for p in node.fills if not unknown(goal, p.name)}
+            known = {p.name: goal.slots.get(p.name) for p in node.fills if not slot_unknown(goal, p.name)}
             # remembered as answered: a decision right after it is judged on these values
             goal.memory.append(MemoryEntry(action=node.label, observation=known, feedback="success",
                                            turn=req.turn))

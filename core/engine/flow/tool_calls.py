@@ -19,19 +19,19 @@ from core.sop.expr_eval import lookup
 from core.sop.expr_templates import TEMPLATE_REF
 from core.sop.graph import Node, Sop
 from core.state.memory.base import PreferenceSummary
-from core.understanding.answer_shape import unknown
+from core.understanding import slot_unknown
 
 
 def request_tool(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest,
                  resp: AgentRunResponse) -> None:
     """Ask for a missing input first; else request the step's tool (one counted run of the step)."""
     known = facts(goal)  # a tool takes what earlier tools returned by the param's name ("context.total")
-    found = {p.name: known[p.name] for p in node.params if unknown(goal, p.name)
+    found = {p.name: known[p.name] for p in node.params if slot_unknown(goal, p.name)
              and known.get(p.name) not in (None, "")}
     if found:
         goal.slots.update(found)
         resp.decisions.append(f"{', '.join(found)} for {node.label!r} from an earlier result")
-    missing = [p.name for p in node.params if not p.optional and unknown(goal, p.name)]
+    missing = [p.name for p in node.params if not p.optional and slot_unknown(goal, p.name)]
     if missing:
         asker = asker_for(sop, missing[0], before=node.id)
         if asker is not None:
@@ -51,19 +51,19 @@ def request_tool(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunR
 def tool_args(env: AgentEnv, goal: Goal, node: Node, prefs: PreferenceSummary) -> dict[str, Any]:
     """The arguments of a step's tool: its argument map filled from the goal (an optional input left out while
     unknown), or its params by name; a store's item search adds what the customer prefers."""
-    from core.understanding.brains.rule import fill_template
+    from core.understanding import fill_template
 
     if node.arg_map:
         optional = {p.name for p in node.params if p.optional}
         args = {}
         for k, src in node.arg_map.items():
             if src.startswith("context.") and strip_context(src) in optional \
-                    and unknown(goal, strip_context(src)):
+                    and slot_unknown(goal, strip_context(src)):
                 continue  # an optional input left out of the call while unknown
             args[k] = lookup(goal.slots, src) if src.startswith("context.") \
                 else fill_template(src, goal.slots) if TEMPLATE_REF.search(src) else src
     else:
-        args = {p.name: goal.slots[p.name] for p in node.params if not unknown(goal, p.name)}
+        args = {p.name: goal.slots[p.name] for p in node.params if not slot_unknown(goal, p.name)}
     commerce = env.commerce
     if commerce is not None and node.tool == commerce.search_tool:
         return commerce.search_args(args, env.tool_params.get(node.tool, set()), prefs, goal)

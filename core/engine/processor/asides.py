@@ -18,8 +18,7 @@ from core.shared.models import Goal
 from core.sop.graph import Sop
 from core.tools.gateway import ToolGateway
 from core.tools.kb import KB_TOOL
-from core.understanding import Command, FollowUp, KnowledgeQuestion, SmallTalk, Unclear
-from core.understanding.commerce import Commerce
+from core.understanding import Command, Commerce, FollowUp, KnowledgeQuestion, SmallTalk, Unclear
 
 SOCIAL = {"frustration": "sorry_frustrating", "greeting": "hello_short", "thanks": "welcome_short"}
 """Small talk answered before the pending question is asked again: its sentence in the reply catalogue."""

@@ -21,9 +21,11 @@ from core.shared.models import Goal
 from core.sop.graph import Sop
 from core.tools.gateway import ToolGateway
 from core.understanding import (
+    NOT_KEPT,
     Answer,
     CancelGoal,
     Command,
+    Commerce,
     CorrectSlot,
     FollowUp,
     GoBack,
@@ -34,8 +36,6 @@ from core.understanding import (
     StartGoal,
     Unclear,
 )
-from core.understanding.commerce import Commerce
-from core.understanding.signals import NOT_KEPT
 
 
 class CommandProcessor:

@@ -12,8 +12,7 @@ from core.engine.processor.running import GoalRunner
 from core.engine.processor.turn import Turn, first
 from core.shared.models import Goal
 from core.sop.graph import Sop
-from core.understanding import Answer, Command, CorrectSlot, SetSlots, StartGoal
-from core.understanding.mentions import find_option
+from core.understanding import Answer, Command, CorrectSlot, SetSlots, StartGoal, find_option
 
 
 class Starting:

@@ -11,8 +11,7 @@ from core.language.replies import say
 from core.shared.models import SessionState, ToolCall, Trace
 from core.state.memory.base import PreferenceSummary
 from core.tools.gateway import ToolScript
-from core.understanding import Command, Reading
-from core.understanding.brains.base import Perception
+from core.understanding import Command, Perception, Reading
 
 
 @dataclass
