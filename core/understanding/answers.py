@@ -32,6 +32,9 @@ from core.understanding.answer_shape import (
     unknown,
 )
 from core.understanding.brains.base import Brain, proposed_values
+from core.understanding.candidates.learned import SlotWords
+from core.understanding.candidates.learned import act as learned_act
+from core.understanding.candidates.learned import spans as learned_spans
 from core.understanding.commerce import offered
 from core.understanding.extract import extract, labelled_value
 from core.understanding.mentions import (
@@ -54,6 +57,20 @@ from core.understanding.values import (
     value_span,
 )
 from core.workspace.slots import SlotType, validate
+
+
+SURE_ACT = 0.85  # how sure the learned reader must be that a reply affirms or negates to count as a yes or a no
+
+
+def learned_yes_no(question: str, text: str) -> bool | None:
+    """A yes or a no the rules did not hear, from the learned reader's act of the reply to the question
+    (affirm or negate, at least SURE_ACT sure); None when it is unsure, off or unavailable."""
+    acts = learned_act(question, text)
+    if acts.get("affirm", 0.0) >= SURE_ACT:
+        return True
+    if acts.get("negate", 0.0) >= SURE_ACT:
+        return False
+    return None
 
 
 # the kinds whose values say which slot they are for, most specific first: their words are taken before a
@@ -126,6 +143,9 @@ class AnswerReader:
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
                 val = labelled_text(left, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val
+                val = self._learned_value(sop, node, p.name, st, val) if len(node.fills) == 1 else val
+            if val is None and st.kind == "boolean" and len(node.fills) == 1 and not T.is_question(text):
+                val = learned_yes_no(node.message or node.text, text)  # "I reckon that'd be fine" to "shall I?"
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)
             if validate(st, val) or (st.kind in ("boolean", "choice") and val is False):
@@ -290,7 +310,9 @@ class AnswerReader:
             if len(self._named) > 64:
                 self._named.clear()
             self._named[text] = named
-        spans = sorted({(f.start, f.end) for found in named.values() for f in found})
+        mine = set(self.types(sop))  # another SOP's label for a slot of the same name is no reason to hide its
+        spans = sorted({(f.start, f.end) for sid, found in named.items() for f in found  # words from this one's
+                        if sid == sop.id or f.slot not in mine})  # reading ("order #W10...": this SOP's shape)
         own = {f.slot: f.value for f in named.get(sop.id, []) if f.slot not in SESSION_SLOTS}
         return own, blank(text, spans)
 
@@ -338,6 +360,20 @@ class AnswerReader:
             if validate(st, val):
                 found[name] = val
         return own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    def _learned_value(self, sop: Sop, node: Node, name: str, st: SlotType, said: Any) -> Any:
+        """A text slot holds the value, not the sentence (ARCHITECTURE §3b): where the rules kept several
+        words ("to Lisbon, please", "make it for 7:45"), the learned reader's span of them for the slot as
+        the SOP describes it, when it finds one; the rules' words otherwise (no model, or no span found)."""
+        text = str(said or "")
+        if st.person or st.handle or len(T.words(text)) < 3:
+            return said
+        found = learned_spans([SlotWords(name, node.expects or node.text, sop.title)],
+                              node.message or node.text, text)
+        best = found[0] if found else None
+        if best is None or not best.found or not best.text or len(best.text) >= len(text.strip(" .!?")):
+            return said
+        return best.text.strip(" .,;:!?")
 
     def _only_numeric(self, sop: Sop, name: str) -> bool:
         """Whether ``name`` is the only slot of the SOP a bare number could fill (no count, code, id, phone

@@ -150,8 +150,8 @@ def general_shape(example: str, hint: str = "") -> re.Pattern[str] | None:
         low, high = max(3, len(body) // 2), 2 * len(body) + 4
     elif re.fullmatch(r"\d+", body):  # "T-12" takes "T-5" and "T-123"
         low, high = max(1, len(body) - 1), len(body) + 1
-    else:  # a code of letters and digits is usually of one length
-        low = high = len(body)
+    else:  # a code of letters and digits: about the example's length ("SPRING20" takes "WELCOME10")
+        low, high = max(4, len(body) - 2), len(body) + 2
     mixed = bool(re.search(r"[A-Za-z]", body) and re.search(r"\d", body))  # a word said in passing needs both
     need = "".join((r"(?=[\w.-]*\d)", r"(?=[\w.-]*[A-Za-z])")) if mixed else ""
     sep_class = re.escape(seps)

@@ -141,3 +141,28 @@ def test_a_bare_number_in_a_request_fills_the_one_slot_a_number_fits(tmp_path: P
     goal = orch.load_state("s").active_goal
     assert goal.slots.get("payee_name") == "Farida" and goal.slots.get("amount") == 35, reply
     assert "Shall I send" in reply
+
+
+def test_another_sops_label_for_a_slot_of_the_same_name_does_not_hide_it(tmp_path: Path) -> None:
+    from core.shared.models import Goal
+
+    root = tmp_path / "ws"
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text("name: Desk\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
+    (root / "gar.csv").write_text(
+        "action,action_type,user_interaction_metadata,api,params\n"
+        "ask user for the booking,ask_user_input,\"a booking number like #B000000\",,booking\n"
+        "ask user which booking to move,ask_user_input,which booking to move,,booking\n"
+        "tell user done,message_to_user,Done.,,\n", encoding="utf-8")
+    (root / "sops" / "refund.sop").write_text(
+        "---\nid: desk.refund\nagent: desk\ntitle: Refund a booking\ntriggers:\n  - refund my booking\n---\n"
+        "ask user for the booking\ntell user done\n", encoding="utf-8")
+    (root / "sops" / "move.sop").write_text(
+        "---\nid: desk.move\nagent: desk\ntitle: Move a booking\ntriggers:\n  - move my booking\n---\n"
+        "ask user which booking to move\ntell user done\n", encoding="utf-8")
+    orch = build_orchestrator(root, state_url="sqlite:///:memory:")
+    sop = orch.reader.sops["desk.refund"]
+    found = orch.reader.answers.extract_volunteered(Goal(id="", type=sop.id), sop,
+                                                     "please refund booking #B445120, it rained all week",
+                                                     opening=True)
+    assert found.get("booking") == "#B445120"
