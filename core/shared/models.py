@@ -117,6 +117,9 @@ class ToolCall(BaseModel):
     public_error: str = ""  # what the customer may be told of the failure ('' = the engine's own sentence)
     side_effects: bool = False  # the tool changes the world (runs once, is never retried after a timeout)
     key: str = ""  # the idempotency key a side-effecting call was made with
+    sent: bool = True  # the request may have reached the tool (False: refused before anything was sent)
+    outcome_unknown: bool = False  # a change that failed after it may have been sent: it may or may not have
+    # gone through; never sent again, recorded for a person to check
 
 
 class Trace(BaseModel):

@@ -127,15 +127,24 @@ class HttpTool:
         deadline = time.monotonic() + timeout
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ToolError(f"cannot call {url!r}: not an http(s) URL", "failure", public=False)
+            raise ToolError(f"cannot call {url!r}: not an http(s) URL", "failure", public=False, sent=False)
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         conn = kind(parts.hostname, parts.port, timeout=timeout)
-        watchdog = threading.Timer(timeout, _cut, args=(conn,))  # the deadline holds even for a dripping server
-        watchdog.daemon = True
-        watchdog.start()
         target = parts.path or "/"
         if parts.query:
             target += "?" + parts.query
+        try:  # nothing is sent before the connection is made: a failure here proves the request never left
+            conn.connect()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            if time.monotonic() >= deadline or isinstance(exc, TimeoutError | socket.timeout):
+                raise ToolError(f"timed out after {timeout:g}s connecting; nothing was sent", "timeout",
+                                public=False, sent=False) from exc
+            raise ToolError(f"cannot reach {parts.scheme}://{parts.netloc}: {exc}; nothing was sent", "failure",
+                            public=False, sent=False) from exc
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _cut, args=(conn,))
+        watchdog.daemon = True  # the deadline holds even for a dripping server
+        watchdog.start()
         resp: http.client.HTTPResponse | None = None
         try:
             conn.request(method, target, body=body, headers=headers)

@@ -79,7 +79,7 @@ class ToolGateway:
         started = time.perf_counter()
         call = ToolCall(tool=tool, args=dict(args), agent=agent or "orchestrator")
         if not system and not self.allowed(agent, tool):
-            return self._fail(call, f"agent {agent!r} may not call {tool!r}", "denied", started)
+            return self._fail(call, f"agent {agent!r} may not call {tool!r}", "denied", started, sent=False)
         impl = self.tools.get(tool)
         if impl is not None:
             call.args = impl.spec.bind(call.args)
@@ -88,14 +88,18 @@ class ToolGateway:
         if script is not None and script.has(tool, call.args):
             return self._scripted(call, script.next(tool, call.args), started)
         if impl is None:
-            return self._fail(call, f"unknown tool {tool!r}", "failure", started)
+            return self._fail(call, f"unknown tool {tool!r}", "failure", started, sent=False)
         try:
             clean = impl.spec.validate(call.args)
-            call.args = clean
+        except ToolError as exc:  # refused before anything was sent
+            return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
+                              public=str(exc) if exc.public else "", sent=False)
+        call.args = clean
+        try:
             call.result = _bounded(self._run(impl, clean, call.key, session_id, customer_id or None))
         except ToolError as exc:
             return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
-                              public=str(exc) if exc.public and exc.kind != "timeout" else "")
+                              public=str(exc) if exc.public and exc.kind != "timeout" else "", sent=exc.sent)
         except Exception as exc:  # noqa: BLE001 - a tool crash becomes an observation, never a crashed turn
             msg = f"{type(exc).__name__}: {exc}"
             return self._fail(call, msg, classify_error(msg), started)
@@ -153,11 +157,16 @@ class ToolGateway:
         return call
 
     @staticmethod
-    def _fail(call: ToolCall, message: str, kind: str, started: float, public: str = "") -> ToolCall:
+    def _fail(call: ToolCall, message: str, kind: str, started: float, public: str = "",
+              sent: bool = True) -> ToolCall:
+        """A failed call. ``sent``: whether its request may have reached the tool; a call that changes the world,
+        failed after it may have been sent, and was not refused as wrong input has an unknown outcome."""
         call.ok = False
         call.error = message
         call.error_kind = kind
         call.public_error = public
+        call.sent = sent
+        call.outcome_unknown = call.side_effects and sent and kind not in ("invalid_input", "denied", "bad_args")
         call.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return call
 

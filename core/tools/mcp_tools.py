@@ -193,7 +193,7 @@ class McpTool:
         conn = self.server.conn
         if conn is None:
             raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {self.server.why_not}",
-                            "failure", public=False)
+                            "failure", public=False, sent=False)
         timeout = timeout_s or self.spec.timeout_s or DEFAULT_CALL_TIMEOUT_S
         if self.remote is None:
             args = self._late_check(conn, args, timeout)
@@ -210,11 +210,11 @@ class McpTool:
             listed = {t.name: t for t in conn.list_tools(conn.start_wait(timeout))}
         except McpUnavailable as exc:
             raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {exc}", "failure",
-                            public=False) from exc
+                            public=False, sent=False) from exc
         remote = listed.get(self.remote_name)
         if remote is None or not self.server.decl.exposes(self.remote_name):
             raise ToolError(f"the MCP server {self.server.decl.name!r} lists no tool {self.remote_name!r}",
-                            "failure", public=False)
+                            "failure", public=False, sent=False)
         self.remote = remote
         self.spec = _spec(self.spec.name, self.server.decl, remote)
         return self.spec.validate(args)

@@ -35,7 +35,10 @@ class ToolCaller:
             spec = getattr(self.gateway.tools.get(tool), "spec", None)
             once = ""
             if spec is not None and spec.side_effects and not (t.script is not None and t.script.has(tool)):
-                once = hashlib.sha256(f"{t.state.session_id}|{t.state.turn}|{key}|{used}".encode()).hexdigest()[:32]
+                # the n-th change of this call in the turn; a try refused before anything was sent is not one,
+                # so the retry that follows it carries the same key
+                nth = sum(1 for c in earlier[:used] if c.ok or c.sent)
+                once = hashlib.sha256(f"{t.state.session_id}|{t.state.turn}|{key}|{nth}".encode()).hexdigest()[:32]
                 if self.before_change is not None:
                     self.before_change(t, tool, args, once)
             call = self.gateway.call(agent, tool, args, script=t.script, system=system, key=once,

@@ -21,7 +21,7 @@ from typing import Any
 
 from core.shared.errors import EngineError, StateConflictError
 from core.shared.models import Goal, SessionState, Trace
-from core.state.sessions.base import check_save_arguments, redact, retired_rows
+from core.state.sessions.base import check_save_arguments, redact, retired_rows, side_effect_outcomes
 from core.state.sessions.locks import pauses
 
 log = logging.getLogger(__name__)
@@ -176,6 +176,11 @@ class PostgresStateStore:
                                     "DO UPDATE SET turn = EXCLUDED.turn, data = EXCLUDED.data", retired_rows(state))
             conn.execute("UPDATE side_effects SET state = CASE WHEN turn = %s THEN 'done' ELSE 'unconfirmed' END "
                          "WHERE session_id = %s AND state = 'intended'", (state.turn, state.session_id))
+            outcomes = side_effect_outcomes(trace)
+            if outcomes:
+                with conn.cursor() as cur:
+                    cur.executemany("UPDATE side_effects SET state = %s WHERE key = %s AND session_id = %s",
+                                    [(st, key, state.session_id) for st, key in outcomes])
 
     def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
         """Hold the session's advisory lock on a connection of its own for the body."""
@@ -215,6 +220,13 @@ class PostgresStateStore:
         with self._conn() as conn:
             rows = conn.execute("SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = %s "
                                 "AND state = 'intended' ORDER BY at", (session_id,)).fetchall()
+        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": _iso(at)}
+                for turn, key, tool, args, at in rows]
+
+    def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = %s "
+                                "AND state = 'unknown' ORDER BY at", (session_id,)).fetchall()
         return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": _iso(at)}
                 for turn, key, tool, args, at in rows]
 

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from core.shared.errors import EngineError, SessionBusyError, StateConflictError
 from core.shared.models import SCHEMA_VERSION, Goal, SessionState, Trace, utcnow
-from core.state.sessions.base import check_save_arguments, retired_rows
+from core.state.sessions.base import check_save_arguments, retired_rows, side_effect_outcomes
 from core.state.sessions.locks import FileSessionLocks, LocalSessionLocks
 
 log = logging.getLogger(__name__)
@@ -132,6 +132,8 @@ class SqliteStateStore:
             # this turn's changes are recorded with it; earlier ones still intended were reported by it
             conn.execute("UPDATE side_effects SET state = CASE WHEN turn = ? THEN 'done' ELSE 'unconfirmed' END "
                          "WHERE session_id = ? AND state = 'intended'", (state.turn, state.session_id))
+            conn.executemany("UPDATE side_effects SET state = ? WHERE key = ? AND session_id = ?",
+                             [(st, key, state.session_id) for st, key in side_effect_outcomes(trace)])
 
     def retired_goals(self, session_id: str) -> list[Goal]:
         """The session's finished goals moved out of its working state, oldest first."""
@@ -164,6 +166,15 @@ class SqliteStateStore:
         with self._lock:
             rows = self._connection().execute(
                 "SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = ? AND state = 'intended' "
+                "ORDER BY at", (session_id,)).fetchall()
+        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": at}
+                for turn, key, tool, args, at in rows]
+
+    def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
+        """Side-effecting calls whose outcome is unknown, for a person to check."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = ? AND state = 'unknown' "
                 "ORDER BY at", (session_id,)).fetchall()
         return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": at}
                 for turn, key, tool, args, at in rows]
