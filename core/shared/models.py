@@ -81,6 +81,7 @@ class SessionState(BaseModel):
     # the 5th and leave the 11th" while searching): kept, by slot name, for the goal that will ask for them
     told: dict[str, Any] = Field(default_factory=dict)
     handoff_turn: int | None = None  # the turn the conversation went to a person (the team takes it from there)
+    handoff_open: str = ""  # what the hand-off tool returned for the hand-off still open (a ticket); one per session
     updated_at: datetime = Field(default_factory=utcnow)
     # finished goals moved out of the working state this turn (core.engine.goals.retire_finished): the store writes them
     # beside the session in the same save, and the state's own JSON no longer carries them

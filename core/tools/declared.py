@@ -22,6 +22,7 @@ from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
 from core.tools.inventory_files import read_table
 from core.workspace.config import ToolDecl
 from core.workspace.paths import workspace_path
+from core.workspace.variables import expand, expand_headers, why_missing
 
 
 def _spec(decl: ToolDecl, side_effects: bool = False) -> ToolSpec:
@@ -101,7 +102,12 @@ class HttpTool:
     def run(self, args: dict[str, Any], key: str = "", session_id: str = "",
             customer_id: str | None = None) -> Any:
         method = str(self.decl.http.get("method", "GET")).upper()
-        url = str(self.decl.http["url"])
+        # ${NAME} from the environment first: the template's own, never anything a customer's value holds
+        url, missing = expand(str(self.decl.http["url"]))
+        configured, absent = expand_headers(self.decl.http.get("headers") or {})
+        if missing or absent:
+            raise ToolError(f"cannot call {self.spec.name}: {why_missing(missing + absent)}; nothing was sent",
+                            "failure", public=False, sent=False)
         rest = dict(args)
         for name in list(rest):
             token = "{" + name + "}"
@@ -112,8 +118,7 @@ class HttpTool:
             body = json.dumps(rest).encode()
         elif rest:
             url += ("&" if "?" in url else "?") + urllib.parse.urlencode(rest)
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   **{str(k): str(v) for k, v in (self.decl.http.get("headers") or {}).items()}}
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **configured}
         if key and self.spec.side_effects:
             headers["Idempotency-Key"] = key
         if session_id:

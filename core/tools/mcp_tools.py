@@ -26,9 +26,10 @@ from core.tools.mcp_client import McpConnection, McpUnavailable, RemoteTool, Tar
 from core.workspace.config import StoreConfig, ToolDecl
 from core.workspace.files import WorkspaceFiles
 from core.workspace.gar_file import check_gar_params
-from core.workspace.mcp import McpDecl, executable, expand
+from core.workspace.mcp import McpDecl, executable
 from core.workspace.params import Param
 from core.workspace.paths import leads_outside, view_origin
+from core.workspace.variables import expand, expand_headers, why_missing
 
 DEFAULT_CALL_TIMEOUT_S = 5.0  # when neither the gateway nor store.yaml gives one
 META_KEY = "idempotencyKey"  # the request's _meta keys a server may read
@@ -279,11 +280,12 @@ def target_of(decl: McpDecl, root: Path) -> tuple[Target | None, str]:
         return out
 
     env = tuple((k, value(v)) for k, v in decl.env.items())
-    headers = tuple((k, value(v)) for k, v in decl.headers.items())
+    expanded, absent = expand_headers(decl.headers)
+    missing.extend(absent)
+    headers = tuple(expanded.items())
     url = value(decl.url)
     if missing:
-        names = ", ".join(dict.fromkeys(missing))
-        return None, f"{names} {'is' if len(set(missing)) == 1 else 'are'} not set in the environment"
+        return None, why_missing(missing)
     home = view_origin(root)
     cwd = (home / decl.cwd) if decl.cwd else home
     if decl.url:

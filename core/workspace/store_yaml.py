@@ -24,6 +24,7 @@ from core.workspace.config import (
     ToolDecl,
 )
 from core.workspace.params import parse_params
+from core.workspace.variables import refused_names
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
             "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
@@ -280,6 +281,14 @@ def _tools(raw: Any, chk: _Checker) -> dict[str, ToolDecl]:
             chk.keys(decl.http, HTTP_KEYS, path + ("http",), f"tool {name!r} http")
             if not decl.http.get("url"):
                 chk.add(path + ("http",), "error", f"tool {name!r}: http needs a url")
+            headers = decl.http.get("headers") if isinstance(decl.http.get("headers"), dict) else {}
+            for where, value in [(("http", "url"), decl.http.get("url")),
+                                 *((("http", "headers", str(k)), v) for k, v in headers.items())]:
+                refused = refused_names(str(value or ""))
+                if refused:
+                    chk.add(path + where, "error", f"tool {name!r}: ${{{refused[0]}}} is the product's own setting, "
+                                                   "never given to a workspace; declare a variable of the "
+                                                   "workspace's own")
         if decl.python and ":" not in decl.python:
             chk.add(path + ("python",), "error", f"tool {name!r}: python must be 'file.py:function'")
         if decl.table and not decl.key:
