@@ -17,6 +17,7 @@ from typing import Any
 from core.shared.concurrency import waiting
 from core.shared.errors import ToolError
 from core.shared.models import ToolCall
+from core.shared.redaction import redact
 from core.tools.base import Tool, classify_error
 from core.workspace.config import AgentDecl
 
@@ -162,7 +163,7 @@ class ToolGateway:
         """A failed call. ``sent``: whether its request may have reached the tool; a call that changes the world,
         failed after it may have been sent, and was not refused as wrong input has an unknown outcome."""
         call.ok = False
-        call.error = message
+        call.error = redact(message)  # a backend's text may echo a credential: stored and shown masked
         call.error_kind = kind
         call.public_error = public
         call.sent = sent

@@ -21,6 +21,7 @@ from typing import Any
 
 from core.shared.errors import EngineError, StateConflictError
 from core.shared.models import Goal, SessionState, Trace
+from core.shared.redaction import mask_values
 from core.state.sessions.base import check_save_arguments, redact, retired_rows, side_effect_outcomes
 from core.state.sessions.locks import pauses
 
@@ -151,7 +152,8 @@ class PostgresStateStore:
 
     def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
         check_save_arguments(state, expected_version, trace)
-        data = state.model_dump_json()
+        data = mask_values(state.model_dump_json())  # tool output kept in goals: no configured secret stored
+        traced = redact(trace.model_dump_json(), data=True) if trace is not None else ""
         with self._conn() as conn, conn.transaction():
             if expected_version == 0:
                 cur = conn.execute("INSERT INTO sessions (session_id, customer_id, version, data, updated_at) "
@@ -168,7 +170,7 @@ class PostgresStateStore:
             if trace is not None:
                 conn.execute("INSERT INTO traces (session_id, turn, data) VALUES (%s, %s, %s) "
                              "ON CONFLICT (session_id, turn) DO UPDATE SET data = EXCLUDED.data",
-                             (trace.session_id, trace.turn, trace.model_dump_json()))
+                             (trace.session_id, trace.turn, traced))
             if state.retired:
                 with conn.cursor() as cur:
                     cur.executemany("INSERT INTO retired_goals (session_id, goal_id, turn, data) "
@@ -202,7 +204,7 @@ class PostgresStateStore:
     def note_incident(self, session_id: str, kind: str, detail: dict[str, Any]) -> None:
         with self._conn() as conn:
             conn.execute("INSERT INTO incidents (session_id, at, kind, data) VALUES (%s, clock_timestamp(), %s, %s)",
-                         (session_id, kind, json.dumps(detail, default=str)))
+                         (session_id, kind, redact(json.dumps(detail, default=str), data=True)))
 
     def incidents(self, session_id: str) -> list[dict[str, Any]]:
         with self._conn() as conn:

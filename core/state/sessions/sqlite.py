@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from core.shared.errors import EngineError, SessionBusyError, StateConflictError
 from core.shared.models import SCHEMA_VERSION, Goal, SessionState, Trace, utcnow
+from core.shared.redaction import mask_values, redact
 from core.state.sessions.base import check_save_arguments, retired_rows, side_effect_outcomes
 from core.state.sessions.locks import FileSessionLocks, LocalSessionLocks
 
@@ -114,7 +115,8 @@ class SqliteStateStore:
             EngineError: The arguments contradict each other.
         """
         check_save_arguments(state, expected_version, trace)
-        data = state.model_dump_json()
+        data = mask_values(state.model_dump_json())  # tool output kept in goals: no configured secret stored
+        traced = redact(trace.model_dump_json(), data=True) if trace is not None else ""
         with self._transaction() as conn:
             stamp = _next_timestamp(conn)
             if expected_version == 0:
@@ -124,7 +126,7 @@ class SqliteStateStore:
             if trace is not None:
                 conn.execute(
                     "INSERT OR REPLACE INTO traces (session_id, turn, data) VALUES (?, ?, ?)",
-                    (trace.session_id, trace.turn, trace.model_dump_json()),
+                    (trace.session_id, trace.turn, traced),
                 )
             if state.retired:
                 conn.executemany("INSERT OR REPLACE INTO retired_goals (session_id, goal_id, turn, data) "
@@ -152,7 +154,7 @@ class SqliteStateStore:
         with self._transaction() as conn:
             conn.execute("INSERT INTO incidents (session_id, at, kind, data) VALUES (?, ?, ?, ?)",
                          (session_id, utcnow().isoformat(timespec="microseconds"), kind,
-                          json.dumps(detail, default=str)))
+                          redact(json.dumps(detail, default=str), data=True)))
 
     def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
         """Record a side-effecting call as intended before it runs."""
