@@ -91,6 +91,7 @@ class HttpTool:
 
     takes_key = True
     takes_conversation = True
+    takes_deadline = True
 
     def __init__(self, decl: ToolDecl) -> None:
         self.spec = _spec(decl, side_effects=str(decl.http.get("method", "GET")).upper() != "GET")
@@ -100,7 +101,7 @@ class HttpTool:
         self.max_bytes = int(decl.http.get("max_bytes") or MAX_RESPONSE_BYTES)
 
     def run(self, args: dict[str, Any], key: str = "", session_id: str = "",
-            customer_id: str | None = None) -> Any:
+            customer_id: str | None = None, timeout_s: float | None = None) -> Any:
         method = str(self.decl.http.get("method", "GET")).upper()
         # ${NAME} from the environment first: the template's own, never anything a customer's value holds
         url, missing = expand(str(self.decl.http["url"]))
@@ -125,10 +126,11 @@ class HttpTool:
             headers[SESSION_HEADER] = _header_value(session_id)
         if customer_id:
             headers[CUSTOMER_HEADER] = _header_value(customer_id)
-        return self._send(method, url, body, headers)
+        return self._send(method, url, body, headers, timeout_s)
 
-    def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> Any:
-        timeout = float(self.spec.timeout_s or 10)
+    def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str],
+              timeout_s: float | None = None) -> Any:
+        timeout = float(timeout_s or self.spec.timeout_s or 10)
         deadline = time.monotonic() + timeout
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -68,7 +68,7 @@ class ToolGateway:
 
     def call(self, agent: str, tool: str, args: dict[str, Any], *, script: ToolScript | None = None,
              system: bool = False, key: str = "", session_id: str = "",
-             customer_id: str | None = None) -> ToolCall:
+             customer_id: str | None = None, within: float | None = None) -> ToolCall:
         """Run one tool call and return its normalised outcome (never raises for tool failures).
 
         ``system`` marks the orchestrator's own knowledge-base answers to doubts, which no agent owns.
@@ -76,6 +76,7 @@ class ToolGateway:
         ``session_id``, ``customer_id``: the conversation the call serves, passed to tools that take them
         (a Python function declaring them, an HTTP endpoint as headers); never part of ``args``, so the
         trace, recordings and replays see the same arguments whichever session makes the call.
+        ``within``: the seconds left of the turn's deadline; the call's own deadline never goes past it.
         """
         started = time.perf_counter()
         call = ToolCall(tool=tool, args=dict(args), agent=agent or "orchestrator")
@@ -97,7 +98,7 @@ class ToolGateway:
                               public=str(exc) if exc.public else "", sent=False)
         call.args = clean
         try:
-            call.result = _bounded(self._run(impl, clean, call.key, session_id, customer_id or None))
+            call.result = _bounded(self._run(impl, clean, call.key, session_id, customer_id or None, within))
         except ToolError as exc:
             return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
                               public=str(exc) if exc.public and exc.kind != "timeout" else "", sent=exc.sent)
@@ -114,8 +115,9 @@ class ToolGateway:
         return max(MIN_TIMEOUT_S, min(MAX_TIMEOUT_S, float(timeout)))
 
     def _run(self, impl: Tool, args: dict[str, Any], key: str, session_id: str = "",
-             customer_id: str | None = None) -> Any:
-        timeout = self.timeout_of(impl.spec.name)
+             customer_id: str | None = None, within: float | None = None) -> Any:
+        own = self.timeout_of(impl.spec.name)
+        timeout = own if within is None else max(MIN_TIMEOUT_S, min(own, within))
         outcome: dict[str, Any] = {}
         done = threading.Event()
         extra: dict[str, Any] = {}  # only what the tool takes: any other is called exactly as before
@@ -140,7 +142,8 @@ class ToolGateway:
         with waiting():  # other turns compute while this one waits on its tool
             finished = done.wait(timeout)
         if not finished:
-            raise ToolError(f"timed out after {timeout:g}s", "timeout")
+            cut = " (what was left of the turn's deadline)" if timeout < own else ""
+            raise ToolError(f"timed out after {timeout:g}s{cut}", "timeout")
         if "error" in outcome:
             raise outcome["error"]
         return outcome.get("result")

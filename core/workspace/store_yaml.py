@@ -37,7 +37,8 @@ TOOL_KEYS = {"description": str, "params": list, "table": str, "key": dict, "not
              "http": dict, "python": str, "timeout_s": (int, float), "sheet": str, "side_effects": bool}
 HTTP_KEYS = {"method": str, "url": str, "timeout_s": (int, float), "headers": dict, "max_bytes": int}
 SETTINGS_KEYS = {"max_steps_per_turn": int, "tool_timeout_s": (int, float),
-                 "intent_threshold": (int, float), "kb_min_score": (int, float), "turn_wait_s": (int, float)}
+                 "intent_threshold": (int, float), "kb_min_score": (int, float), "turn_wait_s": (int, float),
+                 "turn_deadline_s": (int, float)}
 
 
 def _did_you_mean(word: str, options: Any) -> str:
