@@ -1,6 +1,6 @@
 """Handing a conversation to people under faults, against a receiver of our own (tests/tools/faultserver.py): the
 documented ``params: [request, summary]`` works for a request made before any SOP ran; a receiver that is down,
-answers 500 or is too slow is said plainly (also after a ``hand off`` step's own words) with what remains; a
+answers 500 or is too slow is said plainly (not confirmed) (also after a ``hand off`` step's own words) with what remains; a
 second request while one is open sends no second ticket; ``${VAR}`` reaches an HTTP tool's headers and URL, and
 the product's own keys never do."""
 
@@ -93,7 +93,7 @@ def test_a_failed_handoff_step_says_so_plainly_after_the_steps_own_words(where: 
         desk.handle_message("s", "I can smell gas")
         reply = desk.handle_message("s", "SW1A 1AA")
     assert "open your windows" in reply  # the step's own words
-    assert say("handoff_failed", "en") in reply  # and that nobody was reached yet, with what remains
+    assert say("handoff_failed", "en") in reply  # and that the team could not confirm it, with what remains
     assert say("handoff", "en") not in reply
     state = desk.load_state("s")
     assert state is not None and state.handoff_open == ""  # not open: asking again tries again

@@ -47,7 +47,7 @@ class HandOff:
         t.trace.handoff = {**record, "tool": self.handoff if reached else "", "sent": reached}
         if reached:
             t.messages.append(say_to(t, "handoff_sent", detail=reached))
-        elif failed:  # said even after the step's own words: the customer must know nobody was reached yet
+        elif failed:  # said even after the step's own words: the customer must know it is not confirmed
             t.trace.handoff["failed"] = True
             t.messages.append(say_to(t, "handoff_failed"))
         elif not told:
@@ -75,7 +75,7 @@ class HandOff:
         call = self.tools.call(t, "", self.handoff, {k: v for k, v in offered.items() if k in declared}, system=True)
         if not call.ok:
             t.trace.decisions.append(f"the hand-off tool {self.handoff} failed ({call.error_kind}: {call.error}): "
-                                     "the customer is told nobody was reached yet")
+                                     "the customer is told the team could not confirm they have it")
             return "", True
         t.trace.decisions.append(f"hand-off sent through {self.handoff}")
         result = call.result
