@@ -149,7 +149,8 @@ class HttpTool:
                                 public=False, sent=False) from exc
             raise ToolError(f"cannot reach {parts.scheme}://{parts.netloc}: {exc}; nothing was sent", "failure",
                             public=False, sent=False) from exc
-        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _cut, args=(conn,))
+        fired = threading.Event()  # the watchdog cut the connection: what was read is not the whole answer
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _cut, args=(conn, fired))
         watchdog.daemon = True  # the deadline holds even for a dripping server
         watchdog.start()
         resp: http.client.HTTPResponse | None = None
@@ -161,13 +162,16 @@ class HttpTool:
             if time.monotonic() >= deadline or isinstance(exc, TimeoutError | socket.timeout):
                 raise ToolError(f"timed out after {timeout:g}s", "timeout", public=False) from exc
             raise ToolError(f"cannot reach {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False) from exc
-        except ValueError as exc:  # a header or URL http.client refuses
-            raise ToolError(f"cannot call {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False) from exc
+        except ValueError as exc:  # a header or URL http.client refuses, before anything is sent
+            raise ToolError(f"cannot call {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False,
+                            sent=resp is None) from exc
         finally:
             watchdog.cancel()
             if resp is not None:
                 resp.close()
             conn.close()
+        if fired.is_set():  # cut at the deadline: the end of what was read is the cut, not the answer's end
+            raise ToolError(f"timed out after {timeout:g}s", "timeout", public=False)
         text = raw.decode("utf-8", "replace")
         if resp.status >= 400:
             detail = _error_text(text) or resp.reason
@@ -201,8 +205,9 @@ class HttpTool:
                                 public=False)
 
 
-def _cut(conn: http.client.HTTPConnection) -> None:
-    """Close a connection whose call passed its deadline, waking the thread blocked on it."""
+def _cut(conn: http.client.HTTPConnection, fired: threading.Event) -> None:
+    """Close a connection whose call passed its deadline, waking the thread blocked on it (``fired`` says so)."""
+    fired.set()
     sock = conn.sock
     if sock is not None:
         try:
