@@ -108,7 +108,14 @@ def test_a_loop_without_an_exit_gets_a_warning_with_its_line() -> None:
                        "messageTemplate": "Retrying.", "nextNodes": ["again"]},
              "done": {"type": "end"}}
     source = json.dumps({"id": "loop", "startNode": "ask", "nodes": nodes}, indent=1)
+    _, problems = compile_sop(source, "sops/loop.json", "json", GAR)  # no question in it: a cycle, an error
+    cycles = [p for p in problems if "cycle of steps" in p.message]
+    assert len(cycles) == 1 and cycles[0].severity == "error" and "'again' -> 'retry'" in cycles[0].message
+    nodes["again"].update(resultKey="attempt", messageTemplate="Another order id?")  # a question: no cycle error
+    nodes["retry"] = {"type": "decision", "condition": "context.attempt == 'x'", "nextNodes": ["again", "again"]}
+    source = json.dumps({"id": "loop", "startNode": "ask", "nodes": nodes}, indent=1)
     sop, problems = compile_sop(source, "sops/loop.json", "json", GAR)
+    assert not [p for p in problems if p.severity == "error"], problems
     loops = [p for p in problems if "loop without an exit" in p.message]
     assert sop is not None and len(loops) == 1 and loops[0].severity == "warning"
     assert loops[0].line == next(i for i, ln in enumerate(source.splitlines(), 1) if '"again": {' in ln)

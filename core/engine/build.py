@@ -38,6 +38,7 @@ from core.workspace.config import DEFAULT_SEARCH_TOOL
 from core.workspace.files import WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex
 from core.workspace.slots import SlotType, Vocabulary, listed_options
+from core.workspace.paths import state_folder
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
 """The brains this build can run (``build_orchestrator(brain=...)``); "llm" and "hybrid" need an LLM endpoint."""
@@ -61,7 +62,7 @@ class Workspace:
 def embedder_for(root: Path) -> CachedEmbedder:
     """The shared model (loaded on the first text the cache does not hold) with this workspace's on-disk
     embedding cache."""
-    return CachedEmbedder(SharedModel(), root / ".state" / "embeddings.sqlite")
+    return CachedEmbedder(SharedModel(), state_folder(Path(root)) / "embeddings.sqlite")
 
 
 def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -131,10 +132,11 @@ class Orchestrator:
         """The turn under its session's lock: attempts (re-run from the stored state after a conflict, with
         this turn's tool results reused) until one commits."""
         cache: dict[str, list[ToolCall]] = {}
+        deadline = time.monotonic() + self.settings.turn_deadline_s  # one per turn: its tool calls share it
         for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
             try:
                 with one_vector_per_words():  # the message is embedded once, whoever reads its words
-                    turn = self._attempt(session_id, text, customer_id, script, cache, cut)
+                    turn = self._attempt(session_id, text, customer_id, script, cache, cut, deadline)
             except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
                 log.warning("session %s: turn abandoned: %s", session_id, exc)
                 return TurnOutcome(exc.chat_message, kind="llm_unavailable")
@@ -193,7 +195,7 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ one attempt
     def _attempt(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
-                 cache: dict[str, list[ToolCall]], cut: int = 0) -> Turn:
+                 cache: dict[str, list[ToolCall]], cut: int = 0, deadline: float = math.inf) -> Turn:
         """One try at the turn (re-run from the stored state after a conflict). ``cut``: the length of a
         message longer than MAX_MESSAGE_CHARS, of which only the first part is read (the reply says so)."""
         state = self.store.load(session_id) or SessionState(session_id=session_id, workspace_id=self.workspace_id,
@@ -223,7 +225,8 @@ class Orchestrator:
         language = _language(said, state)
         if self.languages and language not in self.languages:
             language = self.languages[0]
-        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language))
+        t = Turn(state, trace, GoalOps(state), prefs, perception, script, cache, reading=Reading(language),
+                 deadline=deadline)
         use_voice(language, self.polite_particle)  # every sentence of the turn in the customer's language
         if cut:
             trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")

@@ -15,6 +15,7 @@ class Settings:
     intent_threshold: float = 0.5
     tool_timeout_s: float = 5.0
     turn_wait_s: float = 20.0  # how long a message waits for the same session's previous turn
+    turn_deadline_s: float = 10.0  # one deadline per turn, which every tool call and retry of the turn shares
 
 
 def settings_from(values: Mapping[str, Any]) -> Settings:
@@ -22,4 +23,5 @@ def settings_from(values: Mapping[str, Any]) -> Settings:
     return Settings(max_steps_per_turn=int(values.get("max_steps_per_turn", 8)),
                     intent_threshold=float(values.get("intent_threshold", 0.5)),
                     tool_timeout_s=float(values.get("tool_timeout_s", 5.0)),
-                    turn_wait_s=float(values.get("turn_wait_s", Settings.turn_wait_s)))
+                    turn_wait_s=float(values.get("turn_wait_s", Settings.turn_wait_s)),
+                    turn_deadline_s=float(values.get("turn_deadline_s", Settings.turn_deadline_s)))

@@ -39,6 +39,9 @@ class ReplayStore:
     def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
         return []
 
+    def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
+        return []
+
     def load(self, session_id: str) -> SessionState | None:
         saved = self._states.get(session_id)
         return SessionState.model_validate_json(saved) if saved is not None else None

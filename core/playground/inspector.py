@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from core.engine.explain import op_text
 from core.shared.errors import UserInputError
 from core.shared.models import SessionState, utcnow
+from core.shared.redaction import redact
 
 if TYPE_CHECKING:
     from core.playground.service import Playground
@@ -74,7 +75,7 @@ class Inspector:
             "traces": self.pg.chat.traces(session_id),
             "preferences": [e.model_dump() for e in self.pg.preferences.entries_or_empty(customer)],
         }
-        return json.dumps(doc, indent=2, ensure_ascii=False, default=str)
+        return redact(json.dumps(doc, indent=2, ensure_ascii=False, default=str), data=True)  # no secret leaves
 
 
 def _short(value: Any, limit: int = 300) -> str:

@@ -39,6 +39,7 @@ from core.shared.problems import Problem
 from core.state.memory import open_preference_memory
 from core.state.sessions import open_state_store
 from core.understanding import LLMSettings
+from core.workspace.paths import state_folder
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class Playground:
             log.warning("%s: rolled back change(s) cut off midway: %s", self.root, ", ".join(rolled))
         self.embedder = embedder or embedder_for(self.root)
         self.lock = threading.RLock()
-        state_dir = self.root / ".state"
+        state_dir = state_folder(self.root)  # nothing written outside the workspace through a link
         url = state_url or os.environ.get("SOP_STATE_URL") or f"sqlite:///{state_dir / 'sessions.sqlite'}"
         self.state_store = open_state_store(url)
         self.memory = open_preference_memory(state_dir, state_store=self.state_store)  # Zep when configured

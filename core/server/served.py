@@ -61,10 +61,11 @@ class Served:
         from core.engine.build import build_orchestrator, load_workspace
         from core.retrieval.embedding import CachedEmbedder, shared_model
         from core.shared.resident import give_back
+        from core.workspace.paths import state_folder
 
         try:
             for name, root in self.roots.items():
-                ws = load_workspace(root, CachedEmbedder(shared_model(), root / ".state" / "embeddings",
+                ws = load_workspace(root, CachedEmbedder(shared_model(), state_folder(root) / "embeddings",
                                                          max_memory=WORKER_VECTORS))
                 self.engines[name] = (self.build or (lambda r, w: build_orchestrator(r, loaded=w)))(root, ws)
                 self.titles[name] = ws.files.config.name

@@ -61,11 +61,16 @@ class ToolError(SopError):
 
     ``public``: whether the message is written for the customer (a workspace's own tool saying "invalid
     order number NW-1"); a backend's or a library's text (an HTTP error body, an exception) is not, and
-    goes to the trace only."""
+    goes to the trace only.
 
-    def __init__(self, message: str, kind: str = "failure", *, public: bool = True) -> None:
+    ``sent``: whether the request may have reached the tool. False only when the failure proves nothing was
+    sent (the arguments refused, the server not started, the connection refused): such a call of a tool that
+    changes the world may be tried again; any other failure of one leaves its outcome unknown."""
+
+    def __init__(self, message: str, kind: str = "failure", *, public: bool = True, sent: bool = True) -> None:
         self.kind = kind
         self.public = public
+        self.sent = sent
         super().__init__(message)
 
 

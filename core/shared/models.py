@@ -81,6 +81,7 @@ class SessionState(BaseModel):
     # the 5th and leave the 11th" while searching): kept, by slot name, for the goal that will ask for them
     told: dict[str, Any] = Field(default_factory=dict)
     handoff_turn: int | None = None  # the turn the conversation went to a person (the team takes it from there)
+    handoff_open: str = ""  # what the hand-off tool returned for the hand-off still open (a ticket); one per session
     updated_at: datetime = Field(default_factory=utcnow)
     # finished goals moved out of the working state this turn (core.engine.goals.retire_finished): the store writes them
     # beside the session in the same save, and the state's own JSON no longer carries them
@@ -117,6 +118,9 @@ class ToolCall(BaseModel):
     public_error: str = ""  # what the customer may be told of the failure ('' = the engine's own sentence)
     side_effects: bool = False  # the tool changes the world (runs once, is never retried after a timeout)
     key: str = ""  # the idempotency key a side-effecting call was made with
+    sent: bool = True  # the request may have reached the tool (False: refused before anything was sent)
+    outcome_unknown: bool = False  # a change that failed after it may have been sent: it may or may not have
+    # gone through; never sent again, recorded for a person to check
 
 
 class Trace(BaseModel):

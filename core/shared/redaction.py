@@ -1,13 +1,15 @@
 """Secrets kept out of logs, traces and error messages: API keys, bearer tokens, passwords in URLs.
 
-:func:`redact` is the one redaction: the language model's error text passes it before it reaches a
-trace or a log, store URLs pass it before they reach an error message, and
+:func:`redact` is the one redaction: a tool's and the language model's error text pass it before they reach
+a trace or a log, store URLs before they reach an error message, every trace and session state before it is
+stored (so the HTTP API, the Inspector and its export only ever see masked text), and
 :func:`install_log_redaction` (run when an engine is built) passes every log record of the process
 through it, whatever logger made the record and whatever handler writes it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -48,9 +50,27 @@ def remember_secret(value: str | None) -> None:
             _known.add(text)
 
 
-def redact(text: str) -> str:
-    """``text`` with every secret in it replaced by ``***``: configured keys, API keys and tokens, bearer
-    credentials, passwords in URLs. Text without one comes back unchanged."""
+DATA_PATTERNS = 4  # the first patterns, which never take a word of data for a secret (see ``redact``)
+
+
+def redact(text: str, *, data: bool = False) -> str:
+    """``text`` with every secret in it replaced by ``***``: configured keys (as written, and as JSON writes
+    them), API keys and tokens, bearer credentials, passwords in URLs. Text without one comes back unchanged.
+
+    ``data``: the text is stored data (a trace's JSON, tool output), where a field named ``key`` or ``token``
+    holds a value that is not a secret: only configured values and unmistakable credentials (URL passwords,
+    bearer tokens, ``sk-`` keys, JSON web tokens) are masked."""
+    if not text:
+        return text
+    text = mask_values(text)
+    for pattern, mask in _PATTERNS[:DATA_PATTERNS] if data else _PATTERNS:
+        text = pattern.sub(mask, text)
+    return text
+
+
+def mask_values(text: str) -> str:
+    """``text`` with every configured secret value (an API key, a workspace's ``${NAME}`` value, an
+    Authorization-like header's value) masked, as written and as JSON writes it."""
     if not text:
         return text
     with _known_lock:
@@ -58,8 +78,9 @@ def redact(text: str) -> str:
     for secret in known:
         if secret in text:
             text = text.replace(secret, MASK)
-    for pattern, mask in _PATTERNS:
-        text = pattern.sub(mask, text)
+        escaped = json.dumps(secret)[1:-1]
+        if escaped != secret and escaped in text:
+            text = text.replace(escaped, MASK)
     return text
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.shared.errors import WorkspaceError
 from core.shared.problems import Problem
-from core.sop.graph import Sop
+from core.sop.graph import Node, Sop
 from core.sop.parse_json import parse_json_sop
 from core.sop.parse_text import GarResolver, parse_text_sop
 from core.workspace.paths import read_text_file
@@ -27,6 +27,8 @@ def compile_sop(source: str, file: str, fmt: str, resolver: GarResolver) -> tupl
         else:
             sop, problems = parse_text_sop(source, file, resolver, default_id)
         if sop is not None and not any(p.severity == "error" for p in problems):
+            problems += cycles_without_a_question(sop)
+        if sop is not None and not any(p.severity == "error" for p in problems):
             problems += loops_without_exit(sop)
         return sop, problems
     except RecursionError:  # a safety net: nesting is bounded before this could happen
@@ -35,6 +37,64 @@ def compile_sop(source: str, file: str, fmt: str, resolver: GarResolver) -> tupl
         log.exception("compiling %s failed", file)
         return None, [Problem(file, 1, "error", f"the SOP cannot be compiled ({type(exc).__name__}: {exc}); "
                                                  "please report this file")]
+
+
+def cycles_without_a_question(sop: Sop) -> list[Problem]:
+    """An error for each cycle of steps the flow can reach in which no step waits for the customer: the flow
+    would run its steps round and round in one turn (saying a message again and again). Named by its steps."""
+    nodes = {nid: sop.nodes[nid] for nid in sop.reachable() if not sop.nodes[nid].asks}
+    out: list[Problem] = []
+    for ring in _rings(nodes):
+        steps = sorted((nodes[nid] for nid in ring), key=lambda n: (n.line or 10**9, n.id))
+        names = " -> ".join(repr(n.label) for n in steps[:6]) + (" ..." if len(steps) > 6 else "")
+        out.append(Problem(sop.file, steps[0].line or 1, "error",
+                           f"a cycle of steps that never waits for the customer: {names} (and back); the flow "
+                           "would run them round and round in one turn. Add a question to the cycle, or go on to a "
+                           "step outside it"))
+    return out
+
+
+def _rings(nodes: dict[str, Node]) -> list[list[str]]:
+    """The cycles among ``nodes`` (following targets inside it): each strongly connected set of two or more,
+    or a step going to itself (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    rings: list[list[str]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter([t for t in nodes[root].targets() if t in nodes]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            nid, targets = work[-1]
+            step = next(targets, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on.add(step)
+                    work.append((step, iter([t for t in nodes[step].targets() if t in nodes])))
+                elif step in on:
+                    low[nid] = min(low[nid], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[nid])
+            if low[nid] == index[nid]:
+                ring: list[str] = []
+                while True:
+                    top = stack.pop()
+                    on.discard(top)
+                    ring.append(top)
+                    if top == nid:
+                        break
+                if len(ring) > 1 or nid in nodes[nid].targets():
+                    rings.append(ring)
+    return rings
 
 
 def loops_without_exit(sop: Sop) -> list[Problem]:

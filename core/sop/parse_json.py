@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import re
+import sys
 from typing import Any
 
 from core.shared.problems import Problem
@@ -44,14 +46,21 @@ def _key_lines(source: str) -> dict[str, int]:
 
 def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None, list[Problem]]:
     """Compile a JSON SOP; returns the SOP (None when it cannot be built) and problems."""
-    try:
-        data = json.loads(source)
+    try:  # a byte-order mark some editors write is not part of the JSON
+        data = json.loads(source.removeprefix("\ufeff"))
     except json.JSONDecodeError as exc:
         return None, [Problem(file, exc.lineno, "error", f"JSON syntax: {exc.msg}", exc.colno)]
+    except ValueError as exc:  # a number too long to read (Python's limit on integer digits)
+        line, column = _long_number(source)
+        return None, [Problem(file, line, "error", f"a number here is too long to read ({exc})", column)]
     if not isinstance(data, dict):
         return None, [Problem(file, 1, "error", "a JSON SOP must be an object with startNode and nodes")]
     problems: list[Problem] = []
     raw_nodes = data.get("nodes")
+    if "nodes" not in data:
+        near = difflib.get_close_matches("nodes", [str(k) for k in data], n=1, cutoff=0.6)
+        return None, [Problem(file, _near_key_line(source, data, "nodes") or _last_line(source), "error",
+                              "the SOP has no 'nodes'" + (f" (is {near[0]!r} meant to be it?)" if near else ""))]
     if not isinstance(raw_nodes, dict) or not raw_nodes:
         return None, [Problem(file, _line(source, "nodes") or 1, "error", "'nodes' must be a non-empty object")]
     nodes: dict[str, Node] = {}
@@ -59,10 +68,11 @@ def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None,
         node = _node(str(nid), raw, source, file, problems)
         if node:
             nodes[node.id] = node
-    start = text(data.get("startNode"), "startNode", file, _line(source, "startNode") or 1, problems)
+    start_line = _line(source, "startNode") or _near_key_line(source, data, "startNode") or 1
+    start = text(data.get("startNode"), "startNode", file, start_line, problems)
     if start not in nodes:
-        problems.append(Problem(file, _line(source, "startNode") or 1, "error",
-                                f"startNode {start!r} is not a node"))
+        problems.append(Problem(file, start_line, "error", f"startNode {start!r} is not a node" if "startNode" in data
+                                else "the SOP has no startNode (the id of its first node)"))
         return None, problems
     _check_targets(nodes, source, file, problems)
     _asks_before_decisions(nodes)
@@ -82,6 +92,26 @@ def parse_json_sop(source: str, file: str, default_id: str) -> tuple[Sop | None,
               field_refs=field_refs)
     _check_reachability(sop, source, file, problems)
     return sop, problems
+
+
+def _long_number(source: str) -> tuple[int, int]:
+    """Line and column of the first run of digits too long for Python to read as an integer."""
+    found = re.search(r"\d{%d,}" % (sys.get_int_max_str_digits() or 4300), source)
+    if found is None:
+        return 1, 0
+    before = source[:found.start()]
+    return before.count("\n") + 1, found.start() - (before.rfind("\n") + 1) + 1
+
+
+def _near_key_line(source: str, data: dict[str, Any], key: str) -> int:
+    """The line of a top-level key spelt nearly like ``key`` ("startnode", "nods"), 0 when none is."""
+    near = difflib.get_close_matches(key, [str(k) for k in data if k != key], n=1, cutoff=0.6)
+    return _line(source, near[0]) if near else 0
+
+
+def _last_line(source: str) -> int:
+    """The number of the file's last line with text (where something missing would have been written)."""
+    return source.rstrip().count("\n") + 1
 
 
 def _node(nid: str, raw: Any, source: str, file: str, problems: list[Problem]) -> Node | None:
@@ -328,4 +358,8 @@ def _check_reachability(sop: Sop, source: str, file: str, problems: list[Problem
         if nid not in reach:
             problems.append(Problem(file, node.line, "warning", f"node {nid!r} is unreachable from startNode"))
     if not any(sop.nodes[n].kind == "end" or sop.nodes[n].hands_off for n in reach):
-        problems.append(Problem(file, 1, "error", "no end node is reachable from startNode (missing end)"))
+        steps = sorted((sop.nodes[n] for n in reach), key=lambda n: (n.line, n.id))
+        names = ", ".join(repr(n.id) for n in steps[:6]) + (" ..." if len(steps) > 6 else "")
+        problems.append(Problem(file, _line(source, "startNode") or (steps[0].line if steps else 1), "error",
+                                f"no end node is reachable from startNode (missing end): from it the flow reaches "
+                                f"only {names}"))

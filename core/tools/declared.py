@@ -22,6 +22,7 @@ from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
 from core.tools.inventory_files import read_table
 from core.workspace.config import ToolDecl
 from core.workspace.paths import workspace_path
+from core.workspace.variables import expand, expand_headers, why_missing
 
 
 def _spec(decl: ToolDecl, side_effects: bool = False) -> ToolSpec:
@@ -90,6 +91,7 @@ class HttpTool:
 
     takes_key = True
     takes_conversation = True
+    takes_deadline = True
 
     def __init__(self, decl: ToolDecl) -> None:
         self.spec = _spec(decl, side_effects=str(decl.http.get("method", "GET")).upper() != "GET")
@@ -99,9 +101,14 @@ class HttpTool:
         self.max_bytes = int(decl.http.get("max_bytes") or MAX_RESPONSE_BYTES)
 
     def run(self, args: dict[str, Any], key: str = "", session_id: str = "",
-            customer_id: str | None = None) -> Any:
+            customer_id: str | None = None, timeout_s: float | None = None) -> Any:
         method = str(self.decl.http.get("method", "GET")).upper()
-        url = str(self.decl.http["url"])
+        # ${NAME} from the environment first: the template's own, never anything a customer's value holds
+        url, missing = expand(str(self.decl.http["url"]))
+        configured, absent = expand_headers(self.decl.http.get("headers") or {})
+        if missing or absent:
+            raise ToolError(f"cannot call {self.spec.name}: {why_missing(missing + absent)}; nothing was sent",
+                            "failure", public=False, sent=False)
         rest = dict(args)
         for name in list(rest):
             token = "{" + name + "}"
@@ -112,30 +119,40 @@ class HttpTool:
             body = json.dumps(rest).encode()
         elif rest:
             url += ("&" if "?" in url else "?") + urllib.parse.urlencode(rest)
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   **{str(k): str(v) for k, v in (self.decl.http.get("headers") or {}).items()}}
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **configured}
         if key and self.spec.side_effects:
             headers["Idempotency-Key"] = key
         if session_id:
             headers[SESSION_HEADER] = _header_value(session_id)
         if customer_id:
             headers[CUSTOMER_HEADER] = _header_value(customer_id)
-        return self._send(method, url, body, headers)
+        return self._send(method, url, body, headers, timeout_s)
 
-    def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> Any:
-        timeout = float(self.spec.timeout_s or 10)
+    def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str],
+              timeout_s: float | None = None) -> Any:
+        timeout = float(timeout_s or self.spec.timeout_s or 10)
         deadline = time.monotonic() + timeout
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ToolError(f"cannot call {url!r}: not an http(s) URL", "failure", public=False)
+            raise ToolError(f"cannot call {url!r}: not an http(s) URL", "failure", public=False, sent=False)
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         conn = kind(parts.hostname, parts.port, timeout=timeout)
-        watchdog = threading.Timer(timeout, _cut, args=(conn,))  # the deadline holds even for a dripping server
-        watchdog.daemon = True
-        watchdog.start()
         target = parts.path or "/"
         if parts.query:
             target += "?" + parts.query
+        try:  # nothing is sent before the connection is made: a failure here proves the request never left
+            conn.connect()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            if time.monotonic() >= deadline or isinstance(exc, TimeoutError | socket.timeout):
+                raise ToolError(f"timed out after {timeout:g}s connecting; nothing was sent", "timeout",
+                                public=False, sent=False) from exc
+            raise ToolError(f"cannot reach {parts.scheme}://{parts.netloc}: {exc}; nothing was sent", "failure",
+                            public=False, sent=False) from exc
+        fired = threading.Event()  # the watchdog cut the connection: what was read is not the whole answer
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _cut, args=(conn, fired))
+        watchdog.daemon = True  # the deadline holds even for a dripping server
+        watchdog.start()
         resp: http.client.HTTPResponse | None = None
         try:
             conn.request(method, target, body=body, headers=headers)
@@ -145,13 +162,16 @@ class HttpTool:
             if time.monotonic() >= deadline or isinstance(exc, TimeoutError | socket.timeout):
                 raise ToolError(f"timed out after {timeout:g}s", "timeout", public=False) from exc
             raise ToolError(f"cannot reach {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False) from exc
-        except ValueError as exc:  # a header or URL http.client refuses
-            raise ToolError(f"cannot call {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False) from exc
+        except ValueError as exc:  # a header or URL http.client refuses, before anything is sent
+            raise ToolError(f"cannot call {parts.scheme}://{parts.netloc}: {exc}", "failure", public=False,
+                            sent=resp is None) from exc
         finally:
             watchdog.cancel()
             if resp is not None:
                 resp.close()
             conn.close()
+        if fired.is_set():  # cut at the deadline: the end of what was read is the cut, not the answer's end
+            raise ToolError(f"timed out after {timeout:g}s", "timeout", public=False)
         text = raw.decode("utf-8", "replace")
         if resp.status >= 400:
             detail = _error_text(text) or resp.reason
@@ -185,8 +205,9 @@ class HttpTool:
                                 public=False)
 
 
-def _cut(conn: http.client.HTTPConnection) -> None:
-    """Close a connection whose call passed its deadline, waking the thread blocked on it."""
+def _cut(conn: http.client.HTTPConnection, fired: threading.Event) -> None:
+    """Close a connection whose call passed its deadline, waking the thread blocked on it (``fired`` says so)."""
+    fired.set()
     sock = conn.sock
     if sock is not None:
         try:

@@ -17,6 +17,7 @@ from typing import Any
 from core.shared.concurrency import waiting
 from core.shared.errors import ToolError
 from core.shared.models import ToolCall
+from core.shared.redaction import redact
 from core.tools.base import Tool, classify_error
 from core.workspace.config import AgentDecl
 
@@ -67,7 +68,7 @@ class ToolGateway:
 
     def call(self, agent: str, tool: str, args: dict[str, Any], *, script: ToolScript | None = None,
              system: bool = False, key: str = "", session_id: str = "",
-             customer_id: str | None = None) -> ToolCall:
+             customer_id: str | None = None, within: float | None = None) -> ToolCall:
         """Run one tool call and return its normalised outcome (never raises for tool failures).
 
         ``system`` marks the orchestrator's own knowledge-base answers to doubts, which no agent owns.
@@ -75,11 +76,12 @@ class ToolGateway:
         ``session_id``, ``customer_id``: the conversation the call serves, passed to tools that take them
         (a Python function declaring them, an HTTP endpoint as headers); never part of ``args``, so the
         trace, recordings and replays see the same arguments whichever session makes the call.
+        ``within``: the seconds left of the turn's deadline; the call's own deadline never goes past it.
         """
         started = time.perf_counter()
         call = ToolCall(tool=tool, args=dict(args), agent=agent or "orchestrator")
         if not system and not self.allowed(agent, tool):
-            return self._fail(call, f"agent {agent!r} may not call {tool!r}", "denied", started)
+            return self._fail(call, f"agent {agent!r} may not call {tool!r}", "denied", started, sent=False)
         impl = self.tools.get(tool)
         if impl is not None:
             call.args = impl.spec.bind(call.args)
@@ -88,14 +90,18 @@ class ToolGateway:
         if script is not None and script.has(tool, call.args):
             return self._scripted(call, script.next(tool, call.args), started)
         if impl is None:
-            return self._fail(call, f"unknown tool {tool!r}", "failure", started)
+            return self._fail(call, f"unknown tool {tool!r}", "failure", started, sent=False)
         try:
             clean = impl.spec.validate(call.args)
-            call.args = clean
-            call.result = _bounded(self._run(impl, clean, call.key, session_id, customer_id or None))
+        except ToolError as exc:  # refused before anything was sent
+            return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
+                              public=str(exc) if exc.public else "", sent=False)
+        call.args = clean
+        try:
+            call.result = _bounded(self._run(impl, clean, call.key, session_id, customer_id or None, within))
         except ToolError as exc:
             return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
-                              public=str(exc) if exc.public and exc.kind != "timeout" else "")
+                              public=str(exc) if exc.public and exc.kind != "timeout" else "", sent=exc.sent)
         except Exception as exc:  # noqa: BLE001 - a tool crash becomes an observation, never a crashed turn
             msg = f"{type(exc).__name__}: {exc}"
             return self._fail(call, msg, classify_error(msg), started)
@@ -109,8 +115,9 @@ class ToolGateway:
         return max(MIN_TIMEOUT_S, min(MAX_TIMEOUT_S, float(timeout)))
 
     def _run(self, impl: Tool, args: dict[str, Any], key: str, session_id: str = "",
-             customer_id: str | None = None) -> Any:
-        timeout = self.timeout_of(impl.spec.name)
+             customer_id: str | None = None, within: float | None = None) -> Any:
+        own = self.timeout_of(impl.spec.name)
+        timeout = own if within is None else max(MIN_TIMEOUT_S, min(own, within))
         outcome: dict[str, Any] = {}
         done = threading.Event()
         extra: dict[str, Any] = {}  # only what the tool takes: any other is called exactly as before
@@ -135,7 +142,8 @@ class ToolGateway:
         with waiting():  # other turns compute while this one waits on its tool
             finished = done.wait(timeout)
         if not finished:
-            raise ToolError(f"timed out after {timeout:g}s", "timeout")
+            cut = " (what was left of the turn's deadline)" if timeout < own else ""
+            raise ToolError(f"timed out after {timeout:g}s{cut}", "timeout")
         if "error" in outcome:
             raise outcome["error"]
         return outcome.get("result")
@@ -153,11 +161,16 @@ class ToolGateway:
         return call
 
     @staticmethod
-    def _fail(call: ToolCall, message: str, kind: str, started: float, public: str = "") -> ToolCall:
+    def _fail(call: ToolCall, message: str, kind: str, started: float, public: str = "",
+              sent: bool = True) -> ToolCall:
+        """A failed call. ``sent``: whether its request may have reached the tool; a call that changes the world,
+        failed after it may have been sent, and was not refused as wrong input has an unknown outcome."""
         call.ok = False
-        call.error = message
+        call.error = redact(message)  # a backend's text may echo a credential: stored and shown masked
         call.error_kind = kind
         call.public_error = public
+        call.sent = sent
+        call.outcome_unknown = call.side_effects and sent and kind not in ("invalid_input", "denied", "bad_args")
         call.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return call
 

@@ -120,7 +120,7 @@ class McpConnection:
             session, _ = self._ensure(self.start_wait(timeout_s))
         except McpUnavailable as exc:
             raise ToolError(f"the MCP server {self.target.label!r} is not available: {exc}", "failure",
-                            public=False) from exc
+                            public=False, sent=False) from exc
         future = asyncio.run_coroutine_threadsafe(
             session.client.call_tool(name, args, meta=meta or None), self._loop)
         try:

@@ -26,9 +26,10 @@ from core.tools.mcp_client import McpConnection, McpUnavailable, RemoteTool, Tar
 from core.workspace.config import StoreConfig, ToolDecl
 from core.workspace.files import WorkspaceFiles
 from core.workspace.gar_file import check_gar_params
-from core.workspace.mcp import McpDecl, executable, expand
+from core.workspace.mcp import McpDecl, executable
 from core.workspace.params import Param
 from core.workspace.paths import leads_outside, view_origin
+from core.workspace.variables import expand, expand_headers, why_missing
 
 DEFAULT_CALL_TIMEOUT_S = 5.0  # when neither the gateway nor store.yaml gives one
 META_KEY = "idempotencyKey"  # the request's _meta keys a server may read
@@ -193,7 +194,7 @@ class McpTool:
         conn = self.server.conn
         if conn is None:
             raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {self.server.why_not}",
-                            "failure", public=False)
+                            "failure", public=False, sent=False)
         timeout = timeout_s or self.spec.timeout_s or DEFAULT_CALL_TIMEOUT_S
         if self.remote is None:
             args = self._late_check(conn, args, timeout)
@@ -210,11 +211,11 @@ class McpTool:
             listed = {t.name: t for t in conn.list_tools(conn.start_wait(timeout))}
         except McpUnavailable as exc:
             raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {exc}", "failure",
-                            public=False) from exc
+                            public=False, sent=False) from exc
         remote = listed.get(self.remote_name)
         if remote is None or not self.server.decl.exposes(self.remote_name):
             raise ToolError(f"the MCP server {self.server.decl.name!r} lists no tool {self.remote_name!r}",
-                            "failure", public=False)
+                            "failure", public=False, sent=False)
         self.remote = remote
         self.spec = _spec(self.spec.name, self.server.decl, remote)
         return self.spec.validate(args)
@@ -279,11 +280,12 @@ def target_of(decl: McpDecl, root: Path) -> tuple[Target | None, str]:
         return out
 
     env = tuple((k, value(v)) for k, v in decl.env.items())
-    headers = tuple((k, value(v)) for k, v in decl.headers.items())
+    expanded, absent = expand_headers(decl.headers)
+    missing.extend(absent)
+    headers = tuple(expanded.items())
     url = value(decl.url)
     if missing:
-        names = ", ".join(dict.fromkeys(missing))
-        return None, f"{names} {'is' if len(set(missing)) == 1 else 'are'} not set in the environment"
+        return None, why_missing(missing)
     home = view_origin(root)
     cwd = (home / decl.cwd) if decl.cwd else home
     if decl.url:

@@ -11,7 +11,7 @@ from core.shared.errors import Location, WorkspaceError
 from core.shared.problems import Problem, errors
 from core.workspace.config import StoreConfig
 from core.workspace.gar_file import GarRow, check_gar_params, load_gar
-from core.workspace.paths import leads_outside
+from core.workspace.paths import leads_outside, state_folder
 from core.workspace.store_yaml import load_store_config
 
 
@@ -77,8 +77,12 @@ class WorkspaceFiles:
         return out
 
     def state_dir(self) -> Path:
-        """Where default SQLite files live (git-ignored)."""
-        return self.root / ".state"
+        """Where default SQLite files live (git-ignored), checked to stay inside the workspace.
+
+        Raises:
+            WorkspaceError: when ``.state`` or something in it is a link leading outside the workspace.
+        """
+        return state_folder(self.root)
 
 
 def load_workspace_files(root: str | Path) -> WorkspaceFiles:

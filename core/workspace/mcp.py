@@ -13,18 +13,18 @@ the entry's key unless ``prefix:`` says otherwise)::
         mcp: {url: "https://crm.example.com/mcp", headers: {Authorization: "Bearer ${CRM_TOKEN}"}}
 
 ``${NAME}`` in ``env``, ``headers`` and ``url`` is read from the environment when the server starts, so
-a secret never stands in the file. Nothing here imports the MCP SDK: a workspace without servers never
+a secret never stands in the file (:mod:`core.workspace.variables`: never the product's own settings). Nothing here imports the MCP SDK: a workspace without servers never
 loads it.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from core.workspace.variables import ENV_REF, expand, refused_names
 
 ENTRY_KEYS: dict[str, Any] = {"mcp": dict, "include": list, "prefix": str, "timeout_s": (int, float),
                               "side_effects": (bool, dict), "description": str}
@@ -32,7 +32,6 @@ SERVER_KEYS: dict[str, Any] = {"command": str, "args": list, "env": dict, "cwd":
                                "headers": dict, "start_timeout_s": (int, float)}
 DEFAULT_START_TIMEOUT_S = 10.0
 MAX_START_TIMEOUT_S = 60.0
-ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PYTHON_COMMANDS = ("python", "python3")  # the engine's own interpreter: a workspace's server needs no other
 
 
@@ -144,6 +143,12 @@ def _server(name: str, spec: dict[str, Any], chk: Checker) -> McpDecl | None:
     if command and decl.headers:
         chk.add(path + ("mcp", "headers"), "warning", f"MCP server {name!r}: headers are sent to a url only; "
                                                       "a command's server gets env")
+    for where, value in [(("mcp", "url"), decl.url), *((("mcp", "headers", k), v) for k, v in decl.headers.items()),
+                         *((("mcp", "env", k), v) for k, v in decl.env.items())]:
+        refused = refused_names(value)
+        if refused:
+            chk.add(path + where, "error", f"MCP server {name!r}: ${{{refused[0]}}} is the product's own setting, "
+                                           "never given to a workspace; declare a variable of the workspace's own")
     for header, value in decl.headers.items():
         if not ENV_REF.search(value):
             chk.add(path + ("mcp", "headers", header), "warning",
@@ -189,20 +194,6 @@ def _pairs(value: Any, path: tuple[str | int, ...], chk: Checker) -> dict[str, s
             chk.add(path + (str(key),), "error", f"{'.'.join(map(str, path))}: {key!r} must be text "
                                                  "(write ${NAME} to take it from the environment)")
     return out
-
-
-def expand(text: str, environ: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
-    """``text`` with every ``${NAME}`` replaced from the environment, and the names that are not set."""
-    env = os.environ if environ is None else environ
-    missing: list[str] = []
-
-    def value(m: re.Match[str]) -> str:
-        if m.group(1) not in env:
-            missing.append(m.group(1))
-            return ""
-        return env[m.group(1)]
-
-    return ENV_REF.sub(value, text), missing
 
 
 def executable(command: str) -> str:

@@ -82,6 +82,44 @@ def leads_outside(root: Path, rel: str | Path) -> Path | None:
     return None if any(target.is_relative_to(h) for h in homes) else target
 
 
+STATE = ".state"
+
+
+def state_folder(root: Path) -> Path:
+    """The workspace's ``.state/`` folder (sessions, caches, drafts, versions, backups), checked: neither it nor
+    anything in it may be a symbolic link leading outside the workspace, so nothing is ever written elsewhere.
+
+    Raises:
+        WorkspaceError: naming the link and where it leads.
+    """
+    folder = Path(root) / STATE
+    if not folder.is_symlink() and not folder.exists():
+        return folder
+    for rel in [Path(STATE), *_links_in(folder)]:
+        outside = leads_outside(root, rel)
+        if outside is not None:
+            raise WorkspaceError(f"{rel.as_posix()} is a link leading outside the workspace (to {outside}); nothing "
+                                 "is written there: remove the link (the engine makes its own .state folder)",
+                                 Location(rel.as_posix(), 0))
+    return folder
+
+
+def _links_in(folder: Path) -> list[Path]:
+    """The symbolic links inside ``folder``, relative to its parent (the folder is walked without following
+    any link)."""
+    import os
+
+    found: list[Path] = []
+    if folder.is_symlink() or not folder.is_dir():
+        return found
+    for here, dirs, files in os.walk(folder, followlinks=False):
+        for name in dirs + files:
+            path = Path(here) / name
+            if path.is_symlink():
+                found.append(path.relative_to(folder.parent))
+    return found
+
+
 def workspace_path(root: Path, rel: str, key: str, *, file: str = "store.yaml", line: int = 0) -> Path:
     """The path ``rel`` names under ``key`` of ``file`` (``tools.orders.python`` of store.yaml), inside the
     workspace ``root``.

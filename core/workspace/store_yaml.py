@@ -24,6 +24,7 @@ from core.workspace.config import (
     ToolDecl,
 )
 from core.workspace.params import parse_params
+from core.workspace.variables import refused_names
 
 TOP_KEYS = {"name": str, "currency": str, "inventory": dict, "agents": dict, "tools": dict,
             "settings": dict, "description": str, "region": str, "commerce": dict, "greeting": str,
@@ -36,7 +37,8 @@ TOOL_KEYS = {"description": str, "params": list, "table": str, "key": dict, "not
              "http": dict, "python": str, "timeout_s": (int, float), "sheet": str, "side_effects": bool}
 HTTP_KEYS = {"method": str, "url": str, "timeout_s": (int, float), "headers": dict, "max_bytes": int}
 SETTINGS_KEYS = {"max_steps_per_turn": int, "tool_timeout_s": (int, float),
-                 "intent_threshold": (int, float), "kb_min_score": (int, float), "turn_wait_s": (int, float)}
+                 "intent_threshold": (int, float), "kb_min_score": (int, float), "turn_wait_s": (int, float),
+                 "turn_deadline_s": (int, float)}
 
 
 def _did_you_mean(word: str, options: Any) -> str:
@@ -280,6 +282,14 @@ def _tools(raw: Any, chk: _Checker) -> dict[str, ToolDecl]:
             chk.keys(decl.http, HTTP_KEYS, path + ("http",), f"tool {name!r} http")
             if not decl.http.get("url"):
                 chk.add(path + ("http",), "error", f"tool {name!r}: http needs a url")
+            headers = decl.http.get("headers") if isinstance(decl.http.get("headers"), dict) else {}
+            for where, value in [(("http", "url"), decl.http.get("url")),
+                                 *((("http", "headers", str(k)), v) for k, v in headers.items())]:
+                refused = refused_names(str(value or ""))
+                if refused:
+                    chk.add(path + where, "error", f"tool {name!r}: ${{{refused[0]}}} is the product's own setting, "
+                                                   "never given to a workspace; declare a variable of the "
+                                                   "workspace's own")
         if decl.python and ":" not in decl.python:
             chk.add(path + ("python",), "error", f"tool {name!r}: python must be 'file.py:function'")
         if decl.table and not decl.key:

@@ -50,7 +50,7 @@ def close_ticket(ticket: str, ctx: Context) -> str:
 def crash(ticket: str, ctx: Context) -> str:
     """Ends the server's process in the middle of the call."""
     _log("crash", ctx, ticket=ticket)
-    print("the ticket store is gone", file=sys.stderr, flush=True)
+    print("the ticket store is gone", os.environ.get("MCP_TEST_SECRET", ""), file=sys.stderr, flush=True)
     os._exit(3)
 
 

@@ -35,6 +35,7 @@ class AgentRunRequest:
     turn: int = 0
     others_waiting: bool = False  # another request is waiting on the stack: no "anything else?" offer now
     language: str = "en"  # the customer's language: the engine's own sentences are said in it
+    visited: list[str] = field(default_factory=list)  # the steps this goal ran this turn (shared by its passes)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """The failure rules (paper §3): a step runs at most ``MAX_ATTEMPTS`` times without progress; a tool's "invalid
-input" goes back to the ask whose answer it names; a denied tool, or one that changes things and timed out, ends
-the goal; any other error retries the step."""
+input" goes back to the ask whose answer it names; a denied tool, or one that changes things and failed after its
+request may have been sent (a timeout, a server error, an answer too large, a crash mid-call), ends the goal; any
+other error retries the step (a change only when nothing was sent, with the same idempotency key)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ def on_failure(agent: str, goal: Goal, sop: Sop, node: Node, call: ToolCall, res
         resp.decisions.append(f"{call.tool} denied for agent {agent}: ending gracefully")
         end(goal, None, resp, "failed", say("not_allowed_here", resp.language))
         return
-    if call.side_effects and call.error_kind == "timeout":  # it may have gone through: never sent twice
-        resp.decisions.append(f"{call.tool} changes things and timed out: not tried again, it may have "
-                              "gone through")
+    if call.outcome_unknown:  # a change that may have gone through: never sent twice, a person checks it
+        resp.decisions.append(f"{call.tool} changes things and failed after it may have been sent "
+                              f"({call.error_kind}): not tried again; it may or may not have gone through, "
+                              "recorded as unknown for a person to check")
         end(goal, None, resp, "failed", say("side_effect_unsure", resp.language))
         return
     if call.error_kind == "invalid_input":

@@ -13,6 +13,7 @@ from core.engine.flow.replies import missing_way, pass_unanswered
 from core.engine.flow.search import SEARCH_KEY, search_on
 from core.engine.flow.tool_calls import apply_results, request_tool
 from core.language import text as T
+from core.language.replies import say
 from core.shared.models import Goal, GoalStatus, MemoryEntry
 from core.sop.graph import Node, Sop
 from core.understanding import slot_unknown
@@ -41,12 +42,28 @@ def run_steps(env: AgentEnv, agent: str, req: AgentRunRequest) -> AgentRunRespon
         if node is None or node.kind == "end":
             end(goal, node, resp, "completed")
             break
+        if went_round(node, req.visited, resp):
+            end(goal, None, resp, "failed", say("went_round", resp.language))
+            break
+        req.visited.append(node.id)
         if node.kind == "decision":
             decide(env, goal, sop, node, resp)
             continue
         take_action(env, goal, sop, node, req, resp)
     refresh_missing(goal, sop)
     return resp
+
+
+def went_round(node: Node, visited: list[str], resp: AgentRunResponse) -> bool:
+    """Whether running ``node`` again this turn would go round a cycle of steps: it ran before in this turn, not
+    just now (a failed step tried again is not a cycle), and it does not wait for the customer. The goal then ends
+    with one sentence, never a message said again (lint reports such a cycle as an error)."""
+    if node.asks or node.id not in visited or visited[-1] == node.id:
+        return False
+    ring = visited[visited.index(node.id):]
+    resp.decisions.append(f"{node.label!r} came round again this turn without waiting for the customer (a cycle of "
+                          f"{len(ring)} step{'s' if len(ring) != 1 else ''}): the goal ends here")
+    return True
 
 
 def take_action(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunRequest,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
 from core.engine.processor.turn import Turn
 from core.shared.models import ToolCall
-from core.tools.gateway import ToolGateway
+from core.tools.gateway import MIN_TIMEOUT_S, ToolGateway
 
 
 class ToolCaller:
@@ -29,17 +30,27 @@ class ToolCaller:
         used = t.requested.get(key, 0)
         t.requested[key] = used + 1
         earlier = t.cache.get(key, [])
+        scripted = t.script is not None and t.script.has(tool)
+        left = t.deadline - time.monotonic()
         if used < len(earlier):
             call = earlier[used].model_copy(update={"reused": True})
+        elif not scripted and left < MIN_TIMEOUT_S:  # the turn's one deadline has passed: nothing is sent
+            call = ToolCall(tool=tool, args=dict(args), agent=agent or "orchestrator", ok=False, sent=False,
+                            error="not sent: the turn's deadline passed", error_kind="timeout")
+            t.cache.setdefault(key, []).append(call)
         else:
             spec = getattr(self.gateway.tools.get(tool), "spec", None)
             once = ""
-            if spec is not None and spec.side_effects and not (t.script is not None and t.script.has(tool)):
-                once = hashlib.sha256(f"{t.state.session_id}|{t.state.turn}|{key}|{used}".encode()).hexdigest()[:32]
+            if spec is not None and spec.side_effects and not scripted:
+                # the n-th change of this call in the turn; a try refused before anything was sent is not one,
+                # so the retry that follows it carries the same key
+                nth = sum(1 for c in earlier[:used] if c.ok or c.sent)
+                once = hashlib.sha256(f"{t.state.session_id}|{t.state.turn}|{key}|{nth}".encode()).hexdigest()[:32]
                 if self.before_change is not None:
                     self.before_change(t, tool, args, once)
             call = self.gateway.call(agent, tool, args, script=t.script, system=system, key=once,
-                                     session_id=t.state.session_id, customer_id=t.state.customer_id or None)
+                                     session_id=t.state.session_id, customer_id=t.state.customer_id or None,
+                                     within=left)
             t.cache.setdefault(key, []).append(call)
         if call.error_kind == "denied":
             t.trace.denied.append({"tool": tool, "agent": agent, "error": call.error})

@@ -3,6 +3,7 @@ engine's sentence for a message intent in the customer's language, and the first
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,7 @@ class Turn:
     kb: dict[str, ToolCall] = field(default_factory=dict)  # the knowledge base's answers, by query
     computed: list[str] = field(default_factory=list)  # figures the SOP's own expressions computed from sources
     partial: list[str] = field(default_factory=list)  # values a partial answer gave to a question asking several
+    deadline: float = math.inf  # time.monotonic() by which the turn's tool calls end (settings.turn_deadline_s)
 
 
 def say_to(t: Turn, key: str, **values: Any) -> str:

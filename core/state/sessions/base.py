@@ -69,6 +69,11 @@ class StateStore(Protocol):
         ``{turn, key, tool, args, at}``."""
         ...
 
+    def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
+        """Side-effecting calls whose outcome is unknown (they failed after they may have been sent: a timeout,
+        a server error, a crash mid-call), for a person to check: ``{turn, key, tool, args, at}``."""
+        ...
+
     def list_sessions(self) -> list[dict[str, Any]]:
         """Return ``{session_id, customer_id, version, updated_at, handoff_turn}`` rows, newest first
         (``handoff_turn``: the turn the session went to a person, None when it has not)."""
@@ -121,6 +126,24 @@ def check_save_arguments(
             f"trace belongs to session {trace.session_id!r}, "
             f"not to the saved session {state.session_id!r}"
         )
+
+
+def side_effect_outcomes(trace: Trace | None) -> list[tuple[str, str]]:
+    """``(state, key)`` of the side-effecting calls of a turn that did not simply go through: ``unknown`` (one
+    failed after it may have been sent) or ``not_sent`` (every try was refused before anything was sent)."""
+    if trace is None:
+        return []
+    calls: dict[str, list[Any]] = {}
+    for call in trace.tool_calls:
+        if call.key:
+            calls.setdefault(call.key, []).append(call)
+    out = []
+    for key, runs in calls.items():
+        if any(c.outcome_unknown for c in runs):
+            out.append(("unknown", key))
+        elif not any(c.ok or c.sent for c in runs):
+            out.append(("not_sent", key))
+    return out
 
 
 def retired_rows(state: SessionState) -> list[tuple[str, str, int, str]]:

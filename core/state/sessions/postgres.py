@@ -21,7 +21,8 @@ from typing import Any
 
 from core.shared.errors import EngineError, StateConflictError
 from core.shared.models import Goal, SessionState, Trace
-from core.state.sessions.base import check_save_arguments, redact, retired_rows
+from core.shared.redaction import mask_values
+from core.state.sessions.base import check_save_arguments, redact, retired_rows, side_effect_outcomes
 from core.state.sessions.locks import pauses
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,8 @@ class PostgresStateStore:
 
     def save(self, state: SessionState, expected_version: int, trace: Trace | None = None) -> None:
         check_save_arguments(state, expected_version, trace)
-        data = state.model_dump_json()
+        data = mask_values(state.model_dump_json())  # tool output kept in goals: no configured secret stored
+        traced = redact(trace.model_dump_json(), data=True) if trace is not None else ""
         with self._conn() as conn, conn.transaction():
             if expected_version == 0:
                 cur = conn.execute("INSERT INTO sessions (session_id, customer_id, version, data, updated_at) "
@@ -168,7 +170,7 @@ class PostgresStateStore:
             if trace is not None:
                 conn.execute("INSERT INTO traces (session_id, turn, data) VALUES (%s, %s, %s) "
                              "ON CONFLICT (session_id, turn) DO UPDATE SET data = EXCLUDED.data",
-                             (trace.session_id, trace.turn, trace.model_dump_json()))
+                             (trace.session_id, trace.turn, traced))
             if state.retired:
                 with conn.cursor() as cur:
                     cur.executemany("INSERT INTO retired_goals (session_id, goal_id, turn, data) "
@@ -176,6 +178,11 @@ class PostgresStateStore:
                                     "DO UPDATE SET turn = EXCLUDED.turn, data = EXCLUDED.data", retired_rows(state))
             conn.execute("UPDATE side_effects SET state = CASE WHEN turn = %s THEN 'done' ELSE 'unconfirmed' END "
                          "WHERE session_id = %s AND state = 'intended'", (state.turn, state.session_id))
+            outcomes = side_effect_outcomes(trace)
+            if outcomes:
+                with conn.cursor() as cur:
+                    cur.executemany("UPDATE side_effects SET state = %s WHERE key = %s AND session_id = %s",
+                                    [(st, key, state.session_id) for st, key in outcomes])
 
     def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
         """Hold the session's advisory lock on a connection of its own for the body."""
@@ -197,7 +204,7 @@ class PostgresStateStore:
     def note_incident(self, session_id: str, kind: str, detail: dict[str, Any]) -> None:
         with self._conn() as conn:
             conn.execute("INSERT INTO incidents (session_id, at, kind, data) VALUES (%s, clock_timestamp(), %s, %s)",
-                         (session_id, kind, json.dumps(detail, default=str)))
+                         (session_id, kind, redact(json.dumps(detail, default=str), data=True)))
 
     def incidents(self, session_id: str) -> list[dict[str, Any]]:
         with self._conn() as conn:
@@ -215,6 +222,13 @@ class PostgresStateStore:
         with self._conn() as conn:
             rows = conn.execute("SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = %s "
                                 "AND state = 'intended' ORDER BY at", (session_id,)).fetchall()
+        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": _iso(at)}
+                for turn, key, tool, args, at in rows]
+
+    def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = %s "
+                                "AND state = 'unknown' ORDER BY at", (session_id,)).fetchall()
         return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": _iso(at)}
                 for turn, key, tool, args, at in rows]
 

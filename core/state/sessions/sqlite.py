@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from core.shared.errors import EngineError, SessionBusyError, StateConflictError
 from core.shared.models import SCHEMA_VERSION, Goal, SessionState, Trace, utcnow
-from core.state.sessions.base import check_save_arguments, retired_rows
+from core.shared.redaction import mask_values, redact
+from core.state.sessions.base import check_save_arguments, retired_rows, side_effect_outcomes
 from core.state.sessions.locks import FileSessionLocks, LocalSessionLocks
 
 log = logging.getLogger(__name__)
@@ -114,7 +115,8 @@ class SqliteStateStore:
             EngineError: The arguments contradict each other.
         """
         check_save_arguments(state, expected_version, trace)
-        data = state.model_dump_json()
+        data = mask_values(state.model_dump_json())  # tool output kept in goals: no configured secret stored
+        traced = redact(trace.model_dump_json(), data=True) if trace is not None else ""
         with self._transaction() as conn:
             stamp = _next_timestamp(conn)
             if expected_version == 0:
@@ -124,7 +126,7 @@ class SqliteStateStore:
             if trace is not None:
                 conn.execute(
                     "INSERT OR REPLACE INTO traces (session_id, turn, data) VALUES (?, ?, ?)",
-                    (trace.session_id, trace.turn, trace.model_dump_json()),
+                    (trace.session_id, trace.turn, traced),
                 )
             if state.retired:
                 conn.executemany("INSERT OR REPLACE INTO retired_goals (session_id, goal_id, turn, data) "
@@ -132,6 +134,8 @@ class SqliteStateStore:
             # this turn's changes are recorded with it; earlier ones still intended were reported by it
             conn.execute("UPDATE side_effects SET state = CASE WHEN turn = ? THEN 'done' ELSE 'unconfirmed' END "
                          "WHERE session_id = ? AND state = 'intended'", (state.turn, state.session_id))
+            conn.executemany("UPDATE side_effects SET state = ? WHERE key = ? AND session_id = ?",
+                             [(st, key, state.session_id) for st, key in side_effect_outcomes(trace)])
 
     def retired_goals(self, session_id: str) -> list[Goal]:
         """The session's finished goals moved out of its working state, oldest first."""
@@ -150,7 +154,7 @@ class SqliteStateStore:
         with self._transaction() as conn:
             conn.execute("INSERT INTO incidents (session_id, at, kind, data) VALUES (?, ?, ?, ?)",
                          (session_id, utcnow().isoformat(timespec="microseconds"), kind,
-                          json.dumps(detail, default=str)))
+                          redact(json.dumps(detail, default=str), data=True)))
 
     def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
         """Record a side-effecting call as intended before it runs."""
@@ -164,6 +168,15 @@ class SqliteStateStore:
         with self._lock:
             rows = self._connection().execute(
                 "SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = ? AND state = 'intended' "
+                "ORDER BY at", (session_id,)).fetchall()
+        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": at}
+                for turn, key, tool, args, at in rows]
+
+    def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
+        """Side-effecting calls whose outcome is unknown, for a person to check."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = ? AND state = 'unknown' "
                 "ORDER BY at", (session_id,)).fetchall()
         return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": at}
                 for turn, key, tool, args, at in rows]
