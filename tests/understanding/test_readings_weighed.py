@@ -150,3 +150,19 @@ def test_a_step_that_calls_a_tool_and_speaks_names_what_the_tool_made_of_the_cus
     orch.handle_message("s", "swap my shoes")
     reply = orch.handle_message("s", "the red ones in 42")
     assert "Swap SW-1: you get the Trail Shoe (size 42, colour red)." in reply
+
+
+def test_a_cancelled_request_leaves_nothing_to_reuse_and_another_persons_name_is_not_the_customers(
+        tmp_path: Path) -> None:
+    from tests.understanding.test_values_in_passing import _payments_desk
+
+    orch = build_orchestrator(_payments_desk(tmp_path / "ws"), state_url="sqlite:///:memory:")
+    orch.handle_message("s", "I want to pay Farida for the concert")
+    orch.handle_message("s", "cancel")
+    reply = orch.handle_message("s", "I want to pay someone")
+    assert "Who should we pay?" in reply
+
+
+def test_saying_one_does_not_want_to_continue_cancels() -> None:
+    assert T.is_cancel("i don't want to continue")
+    assert not T.is_cancel("I don't want to continue paying for it monthly")

@@ -57,7 +57,7 @@ class NewGoals:
         types = agent.types(sop)
         asked = {p.name for n in sop.nodes.values() if n.asks for p in n.fills}
         keep = {k for k in asked if k in types and types[k].kind not in ("boolean", "choice")}
-        names = [k for k in asked if k in types and types[k].person]
+        names = [k for k in asked if k in types and types[k].person and not types[k].others]  # the customer's own
         out: dict[str, Any] = {}
         for old in sorted(state.goals.values(), key=lambda g: g.updated_at):  # the latest answer wins
             old_sop, old_agent = self.sops.get(old.type), self.agent_of(old.type)
@@ -65,13 +65,14 @@ class NewGoals:
                 continue
             given = {k: v for k, v in old.slots.items() if v not in (None, "")}
             old_types = old_agent.types(old_sop)
-            if old.type == sop.id:
+            if old.type == sop.id and old.outcome != "cancelled":  # a request called off leaves nothing to reuse
                 out.update({k: v for k, v in given.items() if k in keep})
             else:  # the customer's own card number, email or phone (not a record's id: which order?), asked by
                 #       another SOP under the same name
                 out.update({k: v for k, v in given.items() if k in keep and k in old_types
                             and types[k].kind in PERSONAL_KINDS and old_types[k].kind == types[k].kind})
-            person = next((v for k, v in given.items() if k in old_types and old_types[k].person), None)
+            person = next((v for k, v in given.items() if k in old_types and old_types[k].person
+                           and not old_types[k].others), None)
             if person is not None:
                 out.update({k: person for k in names})
         out.update({k: v for k, v in state.told.items() if k in keep and k not in out})

@@ -76,6 +76,11 @@ class IntentReader:
         if by_name is None and best[1] < p.score(active.type) + INTENT_MARGIN and (
                 self.request_part(active, text, best[0]) is None or self.pending.corrects_goal(active, text)):
             return None  # close to the active SOP, and not asked for by name ("wrong category, let me fix it")
+        if active.pending and by_name is None and best[1] < STRONG_INTENT and not p.question \
+                and not T.is_request(text) and not T.wants_it_now(text) and len(T.words(text)) <= 3:
+            c.reading.drop(StartGoal(evidence=text, sop=best[0], score=round(best[1], 3)),
+                           "a goal waits on its question: a few words that resemble another SOP are no request")
+            return None
         if active.pending and best[1] < STRONG_INTENT and not T.wants_it_now(text) and (
                 self.pending.answers_pending(active, text) or self.pending.about_pending(active, text)) \
                 and self.request_part(active, text, best[0]) is None:
