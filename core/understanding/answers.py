@@ -56,7 +56,33 @@ from core.understanding.values import (
     stated_default,
     value_span,
 )
-from core.workspace.slots import SlotType, validate
+from core.workspace.slots import EXAMPLES_LEAD, SlotType, validate
+
+
+def pending_first(named: dict[str, Any], node: Node, types: dict[str, SlotType]) -> dict[str, Any]:
+    """Labelled values with the pending question first: a label that names a slot of the same kind as the one
+    asked ("the new number is ..." while the new phone number is asked, "number" naming the current one too)
+    gives its value to the slot asked, which has none of its own."""
+    out = dict(named)
+    asked = [p.name for p in node.fills if p.name not in out and p.name in types]
+    for k, v in named.items():
+        if k in {p.name for p in node.fills} or k not in types:
+            continue
+        same = [a for a in asked if types[a].kind == types[k].kind and validate(types[a], v)]
+        if len(same) == 1:
+            out.pop(k)
+            out[same[0]] = v
+            asked.remove(same[0])
+    return out
+
+
+def asks_a_list(node: Node) -> bool:
+    """Whether one slot's question asks for several things at once ("3 of these: your zip code, phone number,
+    PIN, username ..."): its answer is every item given, never the words after one of their labels."""
+    if len(node.fills) != 1:
+        return False
+    head = EXAMPLES_LEAD.split(node.expects or node.text, maxsplit=1)[0]
+    return len(T.list_items(head.split(":")[-1])) >= 3
 
 
 SURE_ACT = 0.85  # how sure the learned reader must be that a reply affirms or negates to count as a yes or a no
@@ -118,6 +144,7 @@ class AnswerReader:
             return {}
         types = self.types(sop)
         named, rest = self.labelled(sop, text)
+        named = pending_first(named, node, types)
         values: dict[str, Any] = {}
         claimed: list[tuple[int, int]] = []  # a span goes to one slot: the most specific kinds take theirs first
         for p in sorted(node.fills, key=lambda p: CLAIM_ORDER.get(types[p.name].kind if p.name in types else "", 9)):
@@ -125,6 +152,8 @@ class AnswerReader:
             if st is None or (typed_only and st.kind == "text"):
                 continue
             left = blank(rest, claimed) if claimed else rest  # what no more specific kind took
+            if st.kind == "text" and asks_a_list(node):  # "3 of these: zip, email, username": every item said
+                left = text
             if p.name in named:  # "Username: jdoe41": the label says which slot
                 values[p.name] = named[p.name]
                 continue
@@ -138,8 +167,8 @@ class AnswerReader:
             val = extract(st, self._dated(st, left), asked=True, candidates=offered(goal))
             if val is None and st.kind == "choice":
                 val = offer_picked(left, offered(goal))
-            if st.kind == "text" and not st.describes:  # "my date of birth is 25/03/1998; my pet was Molly"
-                labels = self._labels(sop)
+            if st.kind == "text" and not st.describes and not asks_a_list(node):  # "my date of birth is
+                labels = self._labels(sop)  # 25/03/1998; my pet was Molly": the label says which words answer
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
                 val = labelled_text(left, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val

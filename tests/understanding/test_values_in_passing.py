@@ -166,3 +166,26 @@ def test_another_sops_label_for_a_slot_of_the_same_name_does_not_hide_it(tmp_pat
                                                      "please refund booking #B445120, it rained all week",
                                                      opening=True)
     assert found.get("booking") == "#B445120"
+
+
+def test_a_label_shared_by_two_slots_of_a_kind_gives_its_value_to_the_one_asked(tmp_path: Path) -> None:
+    from core.shared.models import Goal
+
+    root = tmp_path / "ws"
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text("name: Desk\ncurrency: USD\nregion: US\nagents:\n  desk: {tools: []}\n",
+                                     encoding="utf-8")
+    (root / "gar.csv").write_text(
+        "action,action_type,user_interaction_metadata,api,params\n"
+        "ask user for the old phone,ask_user_input,the phone number on file,,old_phone:phone\n"
+        "ask user for the new phone,ask_user_input,the phone number to use from now on,,new_phone:phone\n"
+        "tell user done,message_to_user,Done.,,\n", encoding="utf-8")
+    (root / "sops" / "phone.sop").write_text(
+        "---\nid: desk.phone\nagent: desk\ntitle: Change my phone\ntriggers:\n  - change my phone\n---\n"
+        "ask user for the old phone\nask user for the new phone\ntell user done\n", encoding="utf-8")
+    orch = build_orchestrator(root, state_url="sqlite:///:memory:")
+    sop = orch.reader.sops["desk.phone"]
+    node = next(n for n in sop.nodes.values() if [p.name for p in n.fills] == ["new_phone"])
+    goal = Goal(id="g", type=sop.id, pending=node.id, slots={"old_phone": "+1 312-555-0100"})
+    found = orch.reader.answers.answer_values(goal, sop, "the new number is (312) 555-0199")
+    assert list(found) == ["new_phone"] and found["new_phone"].endswith("312-555-0199")
