@@ -173,7 +173,8 @@ class AnswerReader:
                 val = labelled_text(left, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val
                 val = self._learned_value(sop, node, p.name, st, val) if len(node.fills) == 1 else val
-            if val is None and st.kind == "boolean" and len(node.fills) == 1 and not T.is_question(text):
+            if val is None and st.kind == "boolean" and len(node.fills) == 1 and not T.is_question(text) \
+                    and not T.CORRECTION.search(text) and not re.search(r"\d", text):  # "actually I owe him 60"
                 val = learned_yes_no(node.message or node.text, text)  # "I reckon that'd be fine" to "shall I?"
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)
