@@ -21,6 +21,7 @@ ACTS = {  # what made the reply when no SOP step did (Trace.act)
     "capabilities": "nothing matched an SOP: the reply says what the agent can do",
     "kb_answer": "the reply is the knowledge-base passage that answers the question",
     "reprompt": "the pending question is asked again",
+    "clarify": "two requests were about as likely: the reply asks which was meant, naming both",
     "cancelled": "the customer cancelled: the request was closed",
     "human_handoff": "the customer asked for a person: the conversation was handed over",
     "unsupported_language": "the message is in a language the store does not take",

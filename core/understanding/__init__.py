@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from core.understanding.commands import (
     Answer,
     CancelGoal,
+    Clarify,
     Command,
     CorrectSlot,
     FollowUp,
@@ -121,7 +122,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 __all__ = [
     # Commands and readings.
-    "Answer", "CancelGoal", "Command", "CorrectSlot", "FollowUp", "GoBack", "HumanHandoff", "KnowledgeQuestion",
+    "Answer", "CancelGoal", "Clarify", "Command", "CorrectSlot", "FollowUp", "GoBack", "HumanHandoff", "KnowledgeQuestion",
     "Reading", "SetSlots", "Skip", "SmallTalk", "StartGoal", "Unclear", "reading_lines", "value_words",
     # Everything else, imported on first use.
     *_LAZY,

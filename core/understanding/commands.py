@@ -133,6 +133,15 @@ class HumanHandoff(Command):
 
 
 @dataclass(frozen=True)
+class Clarify(Command):
+    """Two readings about as likely (two SOPs the message resembles alike, neither asked for by name): the
+    reply asks which was meant, naming both (``options``: their SOP ids, the likelier first)."""
+
+    kind: ClassVar[str] = "clarify"
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Unclear(Command):
     """Nothing the engine can act on: ask to rephrase (or say what it can do)."""
 

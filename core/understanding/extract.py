@@ -221,8 +221,10 @@ def loosely_like(code: str, example: str, *, stated: bool = False) -> bool:
     it holds, ``stated``: "six letters and digits" allows either anywhere), and every separator it uses."""
     if not example:
         return re.search(r"[^\W\d_]", code) is not None
-    if format_mark(example) or abs(len(code) - len(example)) > 2:
-        return False
+    if format_mark(example) or re.search(r"[Xx]{3,}", example) or abs(len(code) - len(example)) > 2:
+        return False  # a format mark or a placeholder ("LSTXXXXXXXX") is strong evidence of the shape
+    if {c for c in code if not c.isalnum()} - {c for c in example if not c.isalnum()}:
+        return False  # separators the example does not use
     for kind in (r"[^\W\d_]", r"\d"):  # letters, digits: each the example has
         if not stated and re.search(kind, example) and not re.search(kind, code):
             return False

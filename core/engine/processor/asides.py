@@ -18,7 +18,7 @@ from core.shared.models import Goal
 from core.sop.graph import Sop
 from core.tools.gateway import ToolGateway
 from core.tools.kb import KB_TOOL
-from core.understanding import Command, Commerce, FollowUp, KnowledgeQuestion, SmallTalk, Unclear
+from core.understanding import Clarify, Command, Commerce, FollowUp, KnowledgeQuestion, SmallTalk, Unclear
 
 SOCIAL = {"frustration": "sorry_frustrating", "greeting": "hello_short", "thanks": "welcome_short"}
 """Small talk answered before the pending question is asked again: its sentence in the reply catalogue."""
@@ -87,7 +87,14 @@ class Asides:
 
     def no_goal(self, t: Turn, commands: list[Command]) -> None:
         """Small talk, a question for the knowledge base, or nothing to act on, while no goal runs."""
-        c = next((c for c in commands if isinstance(c, SmallTalk | KnowledgeQuestion | Unclear | FollowUp)), None)
+        c = next((c for c in commands if isinstance(c, SmallTalk | KnowledgeQuestion | Unclear | FollowUp | Clarify)),
+                 None)
+        if isinstance(c, Clarify):  # two requests about as likely: which was meant, naming both
+            t.reading.add(c)
+            t.trace.act = "clarify"
+            titles = [self.sops[o].title if o in self.sops else o for o in c.options[:2]]
+            t.messages.append(say_to(t, "clarify", a=_lowered(titles[0]), b=_lowered(titles[-1])))
+            return
         if isinstance(c, KnowledgeQuestion | FollowUp):
             self.knowledge_question(t, [c], None)
             return
@@ -133,3 +140,9 @@ class Asides:
         listed = ", ".join(titles[:-1]) + (f" {say('list_or', lang)} " if len(titles) > 1 else "") + titles[-1]
         return say("capabilities", lang, titles=listed)
 
+
+def _lowered(title: str) -> str:
+    """An SOP's title inside a sentence: its first letter small unless the first word is a name or an acronym
+    ("Transfer money" -> "transfer money", "ABCD refunds" stays)."""
+    first = title.split(" ", 1)[0]
+    return title if len(first) > 1 and first[1:2].isupper() else title[:1].lower() + title[1:]

@@ -89,6 +89,26 @@ class IntentReader:
             return None
         return best
 
+    def close_call(self, c: ReadContext) -> tuple[str, str] | None:
+        """With no goal running, two SOPs a message resembles about alike (ARCHITECTURE.md §3a: ask when
+        unsure): the best one asks for its SOP (the threshold) without a trigger matched outright
+        (STRONG_INTENT), the runner-up is within CLEAR_MARGIN of it and at least LOW_INTENT, and the message
+        names neither by its words or values (nor is a question, a follow-up, or a rule-out). Their ids, the
+        likelier first; None otherwise."""
+        p = c.p
+        if c.active is not None or c.just_finished or len(p.intents) < 2 or p.greeting or p.question \
+                or only_social(p) or T.only_declines(p.text) or T.ruled_out(p.text) != p.text:
+            return None  # a follow-up, a question, or a message that rules something out is read otherwise
+        (first, s1), (second, s2) = p.intents[0], p.intents[1]
+        if not (c.threshold <= s1 < STRONG_INTENT and s2 >= LOW_INTENT and s1 - s2 < CLEAR_MARGIN):
+            return None
+        named = self.names.named_sops(p.text) & {first, second}
+        valued = {sid for sid in (first, second)
+                  if sid in self.sops and self.given.values_for(c.prepared(self.sops[sid]), p.text, opening=True)[0]}
+        if len(named) == 1 or valued:
+            return None  # a subject names one of them alone, or the message gives values: evidence enough
+        return first, second
+
     def clear_winner(self, p: Perception, active: Goal | None, notes: list[str], *, just_finished: bool = False,
                      kb_knows: Callable[[], bool] = lambda: False) -> tuple[str, float] | None:
         """With no goal active, an SOP a message plainly points to though it scores under the threshold

@@ -25,7 +25,7 @@ from core.shared.models import Goal
 from core.sop.graph import Sop
 from core.understanding.answers import AnswerReader
 from core.understanding.brains.base import Brain, Perception
-from core.understanding.commands import CancelGoal, Command, SetSlots, StartGoal, value_words
+from core.understanding.commands import CancelGoal, Clarify, Command, SetSlots, StartGoal, value_words
 from core.understanding.commerce import Commerce
 from core.understanding.executor import FlowExecutor
 from core.understanding.reading.completion import ModelCompletion
@@ -92,6 +92,10 @@ class RuleReader:
             searched = self.follow_ups.search_follow_up(c)
             if searched is not None:
                 return [searched]
+        close = self.intents.close_call(c)
+        if close is not None:  # "two SOPs alike": ask which was meant, naming both
+            c.notes.append(f"{close[0]} and {close[1]} score alike: asking which was meant")
+            return [Clarify(evidence=p.text, options=close)]
         wanted = self.intents.new_intent(c)
         if wanted is not None and active is not None and T.replaces(p.text) \
                 and (c.below is None or c.below.type != wanted[0]) and not self.pending.answers_pending(active, p.text):
