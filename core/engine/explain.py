@@ -64,7 +64,18 @@ def _reading(reading: dict[str, Any], perception: dict[str, Any]) -> str:
     if not parts:
         return ""
     who = "a language model (checked by the rules)" if reading.get("reader") == "model" else "the rules"
-    return f"Read by {who}: " + "; ".join(parts) + "."
+    weighed = _weighed(reading.get("considered") or [])
+    return f"Read by {who}: " + "; ".join(parts) + "." + (f" {weighed}" if weighed else "")
+
+
+def _weighed(readings: list[dict[str, Any]]) -> str:
+    """The reading chosen over the strongest one not chosen, and why (the trace's ``considered``)."""
+    chosen = next((r for r in readings if r.get("chosen")), None)
+    other = max((r for r in readings if not r.get("chosen")), key=lambda r: r.get("score", 0.0), default=None)
+    if chosen is None or other is None:
+        return ""
+    return (f"It was read as {chosen.get('reading')} ({float(chosen.get('score') or 0):.2f}) rather than "
+            f"{other.get('reading')} ({float(other.get('score') or 0):.2f}): {other.get('why', 'weaker evidence')}.")
 
 
 def _command(c: dict[str, Any], perception: dict[str, Any]) -> str:

@@ -273,7 +273,7 @@ class Orchestrator:
                 t.trace.decisions.append("every command the model read was dropped: the rules read the message")
                 t.reading.reader = "rules"
         if t.reading.reader == "rules":
-            commands = self.reader.read(c)
+            commands = self.reader.read_weighed(c)
         self.processor.act(t, commands)
 
     def _context(self, t: Turn) -> ReadContext:

@@ -158,6 +158,7 @@ class Reading:
     reader: str = "rules"  # who read the message: the rules, or a model whose reading was checked
     closes: str = ""  # a goal left with nothing but its "anything else?" that the message moves past
     dropped: list[tuple[Command, str]] = field(default_factory=list)
+    considered: list[dict[str, Any]] = field(default_factory=list)  # the readings weighed, with their scores
 
     def add(self, command: Command) -> Command:
         self.commands.append(command)
@@ -175,6 +176,8 @@ class Reading:
                "dropped": [{**c.as_dict(), "reason": why} for c, why in self.dropped]}
         if self.closes:
             out["closes"] = self.closes
+        if self.considered:
+            out["considered"] = self.considered
         return out
 
 

@@ -38,3 +38,16 @@ def test_a_request_clearly_for_one_sop_starts_it(tmp_path: Path) -> None:
     reply = orch.handle_message("s", "I want to pay my bill")
     assert "Pay a bill: done." in reply
     assert orch.last_trace("s").get("act") != "clarify"
+
+
+def test_the_trace_lists_the_readings_weighed_with_their_scores_and_why_this_reply_says_why(tmp_path: Path) -> None:
+    orch = build_orchestrator(_bank(tmp_path / "ws"), state_url="sqlite:///:memory:")
+    orch.handle_message("s", "I want to pay my bill")
+    trace = orch.last_trace("s")
+    weighed = trace["reading"]["considered"]
+    chosen = [r for r in weighed if r["chosen"]]
+    assert chosen and chosen[0]["reading"] == "a request for desk.pay" and chosen[0]["score"] > 0.5
+    others = [r for r in weighed if not r["chosen"]]
+    assert others and all("why" in r for r in others)
+    assert all(r["score"] <= chosen[0]["score"] for r in others)
+    assert any("rather than a request for desk.card" in line for line in trace["why"])

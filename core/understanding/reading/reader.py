@@ -29,6 +29,7 @@ from core.understanding.commands import CancelGoal, Clarify, Command, SetSlots, 
 from core.understanding.commerce import Commerce
 from core.understanding.executor import FlowExecutor
 from core.understanding.reading.completion import ModelCompletion
+from core.understanding.reading.considered import considered
 from core.understanding.reading.context import ReadContext
 from core.understanding.reading.follow_ups import FollowUps
 from core.understanding.reading.intents import IntentReader
@@ -71,6 +72,13 @@ class RuleReader:
         return self.completion.complete(commands, c)
 
     # ------------------------------------------------------------------ the whole message, as commands
+    def read_weighed(self, c: ReadContext) -> list[Command]:
+        """:meth:`read`, with the readings it weighed written to ``c.reading.considered`` (their scores and
+        why the chosen ones won: :mod:`.considered`)."""
+        commands = self.read(c)
+        c.reading.considered = considered(c, commands)
+        return commands
+
     def read(self, c: ReadContext) -> list[Command]:
         """The rules' reading of a message: its commands, in the order of precedence (ARCHITECTURE.md §3a,
         docs/turn.md). A command the context rules out is written to ``c.reading`` as dropped; a goal
