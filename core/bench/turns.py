@@ -14,6 +14,7 @@ from core.retrieval.embedding import CachedEmbedder, Embedder, MiniLMEmbedder, s
 from core.shared.resident import resident_mb
 from core.state.memory import LocalPreferenceMemory
 from core.state.sessions import open_state_store
+from core.understanding import READER_USAGE, SlotWords, learned_reader
 
 SCENARIOS = [
     ["Recommend a gaming mouse.", "1500", "Is the one you just recommended in stock?", "the first one"],
@@ -107,12 +108,16 @@ def run_bench(workspace: str, rounds: int = 5, cached: bool = False, session_tur
             for text in scenario:
                 orch.handle_message(f"warm-{i}", text, customer_id="bench")
         latencies: list[float] = []
+        READER_USAGE.reset()
         for r in range(rounds):
             for i, scenario in enumerate(SCENARIOS if cached else fresh_scenarios(r)):
                 for text in scenario:
                     t0 = time.perf_counter()
                     orch.handle_message(f"r{r}-s{i}", text, customer_id=f"bench-{r}")
                     latencies.append((time.perf_counter() - t0) * 1000)
+        model = {"model_calls": READER_USAGE.calls, "model_ms": round(1000 * READER_USAGE.seconds, 2),
+                 "model_share": round(1000 * READER_USAGE.seconds / sum(latencies), 4) if latencies else 0.0,
+                 **learned_call_ms()}
         long = long_session(orch, session_turns) if session_turns else {}
         resident = resident_mb()  # this process: the model, the workspace and the sessions it served
         store.close()
@@ -123,7 +128,27 @@ def run_bench(workspace: str, rounds: int = 5, cached: bool = False, session_tur
     return {"messages": "cached" if cached else "fresh", "p50_ms": round(p50, 2), "p95_ms": round(p95, 2),
             **figures, "ratio": round(p95 / floor, 2) if floor else None,
             "torch_ratio": round(p95 / figures["torch_floor_ms"], 2) if figures["torch_floor_ms"] else None,
-            "turns": len(latencies), **long, "resident_mb": round(resident, 1)}
+            "turns": len(latencies), **model, **long, "resident_mb": round(resident, 1)}
+
+
+def learned_call_ms(n: int = 30) -> dict[str, Any]:
+    """The learned reader's cost of one call on one thread (p50 in ms), for one slot and for five slots of a
+    turn; empty when the model is off or missing."""
+    reader = learned_reader()
+    if reader is None:
+        return {}
+    slots = [SlotWords(name, what) for name, what in (
+        ("destination", "the city to travel to"), ("date", "the day of travel"), ("party_size", "how many people"),
+        ("name", "the name on the booking"), ("budget", "the most to spend"))]
+    out: dict[str, Any] = {}
+    for k in (1, 5):
+        timings = []
+        for i in range(n):
+            t0 = time.perf_counter()
+            reader.spans(slots[:k], "Where would you like to go?", f"to Porto on the {i % 28 + 1}th for two, please")
+            timings.append((time.perf_counter() - t0) * 1000)
+        out[f"model_{k}_slot_p50_ms"] = round(statistics.median(timings), 2)
+    return out
 
 
 def long_session(orch: Any, turns: int) -> dict[str, Any]:

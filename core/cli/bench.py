@@ -88,6 +88,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"handle_message over {r['turns']} turns ({r['messages']} messages): p50 {r['p50_ms']} ms, "
               f"p95 {r['p95_ms']} ms; floor (1 embedding + 1 SQLite commit) {r['floor_ms']} ms with {r['backend']}, "
               f"{r['torch_floor_ms']} ms with torch; p95/floor = {r['ratio']} ({r['torch_ratio']} against torch's)")
+        if "model_1_slot_p50_ms" in r:
+            print(f"learned reader: {r['model_calls']} runs in those turns, {r['model_ms']} ms in all "
+                  f"({100 * r['model_share']:.1f}% of their time); one run on one thread: p50 "
+                  f"{r['model_1_slot_p50_ms']} ms for 1 slot, {r['model_5_slot_p50_ms']} ms for 5 slots")
+        else:
+            print("learned reader: off or missing (SOP_READER_MODEL), the rules read alone")
         if r.get("session_turns"):
             print(f"one session of {r['session_turns']} turns: median of turns 1-{r['session_block']} "
                   f"{r['session_first_ms']} ms, of turns {r['session_turns'] - r['session_block'] + 1}-"

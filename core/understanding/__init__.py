@@ -59,7 +59,9 @@ if TYPE_CHECKING:  # the same names for type checkers, in import order; _LAZY be
     from core.understanding.candidates.learned import MODEL_FILE as READER_MODEL_FILE
     from core.understanding.candidates.learned import RECORD_FILE as READER_RECORD_FILE
     from core.understanding.candidates.learned import LearnedReader
+    from core.understanding.candidates.learned import USAGE as READER_USAGE
     from core.understanding.candidates.learned import model_file as reader_model_file
+    from core.understanding.candidates.learned import reader as learned_reader
     from core.understanding.commerce import OFFERED, Commerce
     from core.understanding.extract import extract as extract_values
     from core.understanding.extract import labelled_value
@@ -92,6 +94,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     # The learned reader (candidates/): its proposals, and the inputs and files its training shares with it.
     "LearnedReader": ("core.understanding.candidates.learned", "LearnedReader"),
     "reader_model_file": ("core.understanding.candidates.learned", "model_file"),
+    "READER_USAGE": ("core.understanding.candidates.learned", "USAGE"),
+    "learned_reader": ("core.understanding.candidates.learned", "reader"),
     "READER_MODEL_DIR": ("core.understanding.candidates.learned", "MODEL_DIR"),
     "READER_MODEL_FILE": ("core.understanding.candidates.learned", "MODEL_FILE"),
     "READER_RECORD_FILE": ("core.understanding.candidates.learned", "RECORD_FILE"),

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +43,7 @@ from core.understanding.candidates.encoding import (
     pad,
 )
 
-__all__ = ["ACTS", "ENV", "LearnedReader", "Proposal", "SlotWords", "act", "available", "reader", "spans"]
+__all__ = ["ACTS", "ENV", "USAGE", "LearnedReader", "Proposal", "SlotWords", "act", "available", "reader", "spans"]
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ class LearnedReader:
     def _run(self, encoded: list[Encoded]) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
         """Start and end scores (one row per sequence, its own length) and act scores, run longest first in runs
         of similar lengths."""
+        started = time.perf_counter()
         order = sorted(range(len(encoded)), key=lambda k: -len(encoded[k].ids))
         starts: list[np.ndarray] = [np.zeros(0)] * len(encoded)
         ends: list[np.ndarray] = [np.zeros(0)] * len(encoded)
@@ -152,7 +154,27 @@ class LearnedReader:
                 starts[r], ends[r] = s[n], e[n]
                 acts[r] = a[n]
             k = stop
+        USAGE.add(time.perf_counter() - started)
         return starts, ends, acts
+
+
+class Usage:
+    """How often the model ran in this process and for how long (``python -m core bench`` reports its share of a
+    turn); ``reset`` starts counting again."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.seconds = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.calls += 1
+        self.seconds += seconds
+
+    def reset(self) -> None:
+        self.calls, self.seconds = 0, 0.0
+
+
+USAGE = Usage()
 
 
 def recorded_threshold(model_file: Path) -> float:
