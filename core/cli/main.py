@@ -160,10 +160,12 @@ def main(argv: list[str] | None = None) -> int:
                                                "int8 ONNX in core/understanding/candidates/reader_model/ and "
                                                "measure it on dev")
     reader.add_argument("folder", help="the SGD folder (train/, dev/, sgd_x/), e.g. ../shared/data/sgd")
-    reader.add_argument("--steps", type=positive, default=2400, help="training steps of 32 examples (default 2400)")
-    reader.add_argument("--max-minutes", type=positive_float, default=85.0,
-                        help="stop training after this many minutes even if steps remain (default 85)")
-    reader.add_argument("--limit", type=positive, default=None, help="train on the first N dialogues only (a trial)")
+    reader.add_argument("--steps", type=positive, default=5000, help="training steps of 32 examples at most "
+                                                                      "(default 5000)")
+    reader.add_argument("--max-minutes", type=positive_float, default=60.0,
+                        help="training time budget: the learning rate reaches zero and training ends at the last "
+                             "step or after this many minutes, whichever comes first (default 60)")
+    reader.add_argument("--limit", type=positive, default=None, help="train on the first N dialogues only (a trial, written to .state/reader/trial/)")
     reader.add_argument("--export-only", action="store_true",
                         help="skip training: export and measure the weights of the last training again")
     reader.add_argument("--json", action="store_true", help="machine-readable record on stdout")

@@ -62,7 +62,7 @@ class TrainSettings:
     """What a training run does (all recorded beside the weights)."""
 
     seed: int = 20261128
-    steps: int = 3000
+    steps: int = 5000
     batch: int = 32
     lr: float = 6e-5
     warmup: float = 0.06
@@ -75,7 +75,7 @@ class TrainSettings:
     example_rate: float = 0.3  # an example value (another dialogue's value for the slot) added
     no_question_rate: float = 0.1  # the agent's question left out
     threads: int = 2
-    max_minutes: float = 85.0  # training ends here even if steps remain (the learning rate reaches zero then)
+    max_minutes: float = 60.0  # training ends here even if steps remain (the learning rate reaches zero then)
 
 
 @dataclass(frozen=True)
@@ -352,9 +352,12 @@ def default_checkpoint() -> Path:
 
 
 def run(folder: Path, steps: int, limit: int | None = None, out_dir: Path = READER_MODEL_DIR,
-        export_only: bool = False, max_minutes: float = 85.0) -> dict[str, Any]:
+        export_only: bool = False, max_minutes: float = 60.0) -> dict[str, Any]:
     """The ``train reader`` command."""
     checkpoint = default_checkpoint()
+    if limit is not None and out_dir == READER_MODEL_DIR:  # a trial never replaces the shipped weights
+        out_dir = checkpoint.parent / "trial"
+        checkpoint = out_dir / "reader.pt"
     if export_only:
         previous = json.loads((out_dir / READER_RECORD_FILE).read_text(encoding="utf-8")) if (
             out_dir / READER_RECORD_FILE).is_file() else {}
