@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from core.language import lexicons as LEX
 from core.language import text as T
 from core.shared.models import Goal
 from core.sop.graph import SESSION_SLOTS, Node, Sop
@@ -172,6 +173,7 @@ class AnswerReader:
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
                 val = labelled_text(left, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val
+                val = T.without_particles(val) if isinstance(val, str) else val  # "iPhone 13 ครับ" -> "iPhone 13"
                 val = self._learned_value(sop, node, p.name, st, val) if len(node.fills) == 1 else val
             if val is None and st.kind == "boolean" and len(node.fills) == 1 and not T.is_question(text) \
                     and not T.CORRECTION.search(text) and not re.search(r"\d", text):  # "actually I owe him 60"
@@ -395,9 +397,9 @@ class AnswerReader:
         """A text slot holds the value, not the sentence (ARCHITECTURE §3b): where the rules kept several
         words ("to Lisbon, please", "make it for 7:45"), the learned reader's span of them for the slot as
         the SOP describes it, when it finds one; the rules' words otherwise (no model, or no span found)."""
-        text = str(said or "")
-        if st.person or st.handle or len(T.words(text)) < 3:
-            return said
+        text = T.without_particles(str(said or ""))
+        if st.person or st.handle or len(T.words(text)) < 3 or LEX.UNSPACED.search(text):
+            return said  # a name, a handle, a value of one or two words; Thai keeps its lexical reading
         found = learned_spans([SlotWords(name, node.expects or node.text, sop.title)],
                               node.message or node.text, text)
         best = found[0] if found else None

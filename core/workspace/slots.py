@@ -154,7 +154,8 @@ def _by_example(name: str, n: str, expects: str, example: str, shown: str, vocab
     return _typed(name, n, shown, expects, vocab)
 
 
-EXAMPLES_LEAD = re.compile(r"[,;(]?\s*\b(?:e\.g\.|eg\.?|for example|for instance|such as|like)\s+", re.I)
+EXAMPLES_LEAD = re.compile(rf"[,;(]?\s*(?<![^\W\d_])(?:{LEX.alternation('example_leads')})(?=\s|[:.,]|$|[^\x00-\x7F])"
+                           r"\s*", re.I)  # the words that lead an example, in every language file ("e.g.", "เช่น")
 
 
 def hints_per_slot(expects: str, count: int) -> list[str] | None:
