@@ -71,6 +71,7 @@ class ToolError(SopError):
         self.kind = kind
         self.public = public
         self.sent = sent
+        self.answered = False  # the tool itself answered that it failed (its outcome is known): set by the tool
         super().__init__(message)
 
 

@@ -255,7 +255,8 @@ class PythonTool:
         kwargs.update({n: given[n] for n in self.conversation_params})
         try:
             return self.func(**kwargs)
-        except ToolError:
+        except ToolError as exc:  # the function's own answer: it says the change failed, so its outcome is known
+            exc.answered = True
             raise
         except Exception as exc:  # noqa: BLE001 - a workspace function may raise anything; it becomes an observation
             msg = f"{type(exc).__name__}: {exc}"

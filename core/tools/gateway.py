@@ -101,7 +101,8 @@ class ToolGateway:
             call.result = _bounded(self._run(impl, clean, call.key, session_id, customer_id or None, within))
         except ToolError as exc:
             return self._fail(call, str(exc), classify_error(str(exc), exc.kind), started,
-                              public=str(exc) if exc.public and exc.kind != "timeout" else "", sent=exc.sent)
+                              public=str(exc) if exc.public and exc.kind != "timeout" else "", sent=exc.sent,
+                              answered=exc.answered and exc.kind != "timeout")
         except Exception as exc:  # noqa: BLE001 - a tool crash becomes an observation, never a crashed turn
             msg = f"{type(exc).__name__}: {exc}"
             return self._fail(call, msg, classify_error(msg), started)
@@ -155,22 +156,25 @@ class ToolGateway:
         if "error" in outcome:
             msg = str(outcome["error"])  # a scripted error stands for a workspace tool's own message
             return self._fail(call, msg, classify_error(msg, str(outcome.get("kind") or "failure")), started,
-                              public=msg)
+                              public=msg, answered=True)  # the tool's own answer: its outcome is known
         call.result = outcome.get("result")
         call.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return call
 
     @staticmethod
     def _fail(call: ToolCall, message: str, kind: str, started: float, public: str = "",
-              sent: bool = True) -> ToolCall:
-        """A failed call. ``sent``: whether its request may have reached the tool; a call that changes the world,
-        failed after it may have been sent, and was not refused as wrong input has an unknown outcome."""
+              sent: bool = True, answered: bool = False) -> ToolCall:
+        """A failed call. ``sent``: whether its request may have reached the tool; ``answered``: the tool itself
+        answered that it failed (a workspace function's ToolError, a scripted error), so nothing is in doubt. A
+        call that changes the world, failed after it may have been sent without such an answer (a timeout, a
+        crash, a server error, an answer too large) and was not refused as wrong input has an unknown outcome."""
         call.ok = False
         call.error = redact(message)  # a backend's text may echo a credential: stored and shown masked
         call.error_kind = kind
         call.public_error = public
         call.sent = sent
-        call.outcome_unknown = call.side_effects and sent and kind not in ("invalid_input", "denied", "bad_args")
+        call.outcome_unknown = call.side_effects and sent and not answered \
+            and kind not in ("invalid_input", "denied", "bad_args")
         call.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return call
 
