@@ -79,11 +79,13 @@ def pending_first(named: dict[str, Any], node: Node, types: dict[str, SlotType])
 
 def asks_a_list(node: Node) -> bool:
     """Whether one slot's question asks for several things at once ("3 of these: your zip code, phone number,
-    PIN, username ..."): its answer is every item given, never the words after one of their labels."""
+    PIN, username ...", "the new address (street, suite if any, city, state and zip code)?"): its answer is every
+    item given, never the words after one of their labels."""
     if len(node.fills) != 1:
         return False
     head = EXAMPLES_LEAD.split(node.expects or node.text, maxsplit=1)[0]
-    return len(T.list_items(head.split(":")[-1])) >= 3
+    listed = [head.split(":")[-1], *re.findall(r"\(([^()]+)\)", node.message or "")]  # "the new address
+    return any(len(T.list_items(part)) >= 3 for part in listed)  # (street, suite if any, city, state and zip)?"
 
 
 SURE_ACT = 0.85  # how sure the learned reader must be that a reply affirms or negates to count as a yes or a no

@@ -189,3 +189,23 @@ def test_a_label_shared_by_two_slots_of_a_kind_gives_its_value_to_the_one_asked(
     goal = Goal(id="g", type=sop.id, pending=node.id, slots={"old_phone": "+1 312-555-0100"})
     found = orch.reader.answers.answer_values(goal, sop, "the new number is (312) 555-0199")
     assert list(found) == ["new_phone"] and found["new_phone"].endswith("312-555-0199")
+
+
+def test_a_question_naming_the_parts_of_one_value_keeps_the_whole_answer(tmp_path: Path) -> None:
+    from core.shared.models import Goal
+
+    root = tmp_path / "ws"
+    (root / "sops").mkdir(parents=True)
+    (root / "store.yaml").write_text("name: Desk\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
+    (root / "sops" / "move.json").write_text(json.dumps({
+        "id": "desk.move", "agent": "desk", "name": "Move a delivery", "triggers": ["send my parcel elsewhere"],
+        "startNode": "ask", "nodes": {
+            "ask": {"type": "action", "description": "the new delivery address",
+                    "messageTemplate": "Where should it go (street, flat or suite if any, town and postcode)?",
+                    "resultKey": "new_address", "nextNodes": ["done"]},
+            "done": {"type": "action", "messageTemplate": "It goes to {new_address}.", "nextNodes": ["end"]},
+            "end": {"type": "end"}}}), encoding="utf-8")
+    orch = build_orchestrator(root, state_url="sqlite:///:memory:")
+    orch.handle_message("s", "send my parcel elsewhere")
+    reply = orch.handle_message("s", "9 Quay Road, Suite 12, Galway H91 X2Y3")
+    assert "It goes to 9 Quay Road, Suite 12, Galway H91 X2Y3." in reply
