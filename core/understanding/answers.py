@@ -42,6 +42,7 @@ from core.understanding.mentions import (
     at_handle,
     correction_value,
     cut_at_labels,
+    framed_tail,
     handle_value,
     labelled_text,
     route_value,
@@ -173,7 +174,8 @@ class AnswerReader:
             if st.kind == "text" and not st.describes and not asks_a_list(node):  # "my date of birth is
                 labels = self._labels(sop)  # 25/03/1998; my pet was Molly": the label says which words answer
                 others = {w for name, ws in labels.items() if name != p.name for w in ws}
-                val = labelled_text(left, labels.get(p.name, set())) or (cut_at_labels(val, others) if val else val)
+                val = labelled_text(left, labels.get(p.name, set())) or framed_tail(left, p.name) \
+                    or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val
                 val = T.without_particles(val) if isinstance(val, str) else val  # "iPhone 13 ครับ" -> "iPhone 13"
                 val = self._learned_value(sop, node, p.name, st, val) if len(node.fills) == 1 else val

@@ -67,6 +67,18 @@ def correction_value(message: str) -> str | None:
     return value if T.words(value) and len(T.words(value)) <= 8 and not T.is_judgement(value) else None
 
 
+def framed_tail(message: str, slot: str) -> str | None:
+    """The value a reply gives last, after a frame, in a clause of its own ("ok found it, it's 4417" -> "4417",
+    "sorry for the wait - my pin is 2218" -> "2218"): at most four words; None when its last clause is not framed
+    or the reply is one clause."""
+    clauses = [c for c in re.split(r"[,;.!]\s+|\s+-\s+", message.strip().rstrip(" .!")) if c.strip()]
+    if len(clauses) < 2:
+        return None
+    last = clauses[-1].strip()
+    rest = _frames(slot).sub("", last, count=1).strip(" .!,")
+    return rest if rest != last and 0 < len(T.words(rest)) <= 4 else None
+
+
 def unframed(message: str, slot: str) -> str:
     """A short answer without the words around it: "sorry, it's asanders122" -> "asanders122", "my
     username is mlopez" -> "mlopez" (lead-ins and frames from the language files)."""

@@ -209,3 +209,12 @@ def test_a_question_naming_the_parts_of_one_value_keeps_the_whole_answer(tmp_pat
     orch.handle_message("s", "send my parcel elsewhere")
     reply = orch.handle_message("s", "9 Quay Road, Suite 12, Galway H91 X2Y3")
     assert "It goes to 9 Quay Road, Suite 12, Galway H91 X2Y3." in reply
+
+
+def test_a_value_said_last_after_a_frame_is_the_answer_not_the_sentence() -> None:
+    from core.understanding.mentions import framed_tail
+
+    assert framed_tail("ok found it, it's 5521", "pin_or_answer") == "5521"
+    assert framed_tail("sorry for the wait - my pin is 2218", "pin") == "2218"
+    assert framed_tail("it's Singh", "pin") is None  # one clause: read as before
+    assert framed_tail("I looked everywhere, it is not in the drawer and I give up", "pin") is None
