@@ -138,7 +138,7 @@ def learned_call_ms(n: int = 30) -> dict[str, Any]:
     if reader is None:
         return {}
     slots = [SlotWords(name, what) for name, what in (
-        ("destination", "the city to travel to"), ("date", "the day of travel"), ("party_size", "how many people"),
+        ("destination", "the city to travel to"), ("date", "the day of travel"), ("party_size", "the number of guests"),
         ("name", "the name on the booking"), ("budget", "the most to spend"))]
     out: dict[str, Any] = {}
     for k in (1, 5):

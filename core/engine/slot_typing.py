@@ -69,7 +69,7 @@ def slot_types(sops: list[Sop], vocab: Vocabulary, region: str = "", asks: dict[
 
 
 def compared_literals(sop: Sop) -> dict[str, list[Any]]:
-    """The literals the SOP's conditions compare each slot with (``knows_email == true`` -> {knows_email:
+    """The literals the SOP's conditions compare each slot with (``remembers_pin == true`` -> {remembers_pin:
     [True]}), from conditions written as expressions; a date literal as a date."""
     out: dict[str, list[Any]] = {}
     for node in sop.nodes.values():

@@ -63,7 +63,7 @@ from core.workspace.slots import EXAMPLES_LEAD, SlotType, validate
 
 def pending_first(named: dict[str, Any], node: Node, types: dict[str, SlotType]) -> dict[str, Any]:
     """Labelled values with the pending question first: a label that names a slot of the same kind as the one
-    asked ("the new number is ..." while the new phone number is asked, "number" naming the current one too)
+    asked ("my new one is ..." while the new phone number is asked, "number" naming the current one too)
     gives its value to the slot asked, which has none of its own."""
     out = dict(named)
     asked = [p.name for p in node.fills if p.name not in out and p.name in types]
@@ -79,14 +79,14 @@ def pending_first(named: dict[str, Any], node: Node, types: dict[str, SlotType])
 
 
 def asks_a_list(node: Node) -> bool:
-    """Whether one slot's question asks for several things at once ("3 of these: your zip code, phone number,
-    PIN, username ...", "the new address (street, suite if any, city, state and zip code)?"): its answer is every
+    """Whether one slot's question asks for several things at once ("any two of: your postcode, date of birth,
+    PIN, username ...", "the new address (house, flat if any, town and postcode)?"): its answer is every
     item given, never the words after one of their labels."""
     if len(node.fills) != 1:
         return False
     head = EXAMPLES_LEAD.split(node.expects or node.text, maxsplit=1)[0]
     listed = [head.split(":")[-1], *re.findall(r"\(([^()]+)\)", node.message or "")]  # "the new address
-    return any(len(T.list_items(part)) >= 3 for part in listed)  # (street, suite if any, city, state and zip)?"
+    return any(len(T.list_items(part)) >= 3 for part in listed)  # (house, flat if any, town and postcode)?"
 
 
 SURE_ACT = 0.85  # how sure the learned reader must be that a reply affirms or negates to count as a yes or a no
@@ -104,7 +104,7 @@ def learned_yes_no(question: str, text: str) -> bool | None:
 
 
 # the kinds whose values say which slot they are for, most specific first: their words are taken before a
-# looser kind reads the rest ("98109, (206) 555-0143": the phone number's digits are no zip code)
+# looser kind reads the rest ("60614, (312) 555-0187": the phone number's digits are no zip code)
 NUMERIC_KINDS = frozenset({"money", "number", "digits", "id", "phone", "date"})  # kinds a bare number can fill
 CLAIM_ORDER = {"email": 0, "phone": 1, "date": 2, "money": 3, "id": 4, "option": 5, "digits": 6, "number": 7}
 
@@ -156,7 +156,7 @@ class AnswerReader:
             if st is None or (typed_only and st.kind == "text"):
                 continue
             left = blank(rest, claimed) if claimed else rest  # what no more specific kind took
-            if st.kind == "text" and asks_a_list(node):  # "3 of these: zip, email, username": every item said
+            if st.kind == "text" and asks_a_list(node):  # "any two of: postcode, PIN, username": every item said
                 left = text
             if p.name in named:  # "Username: jdoe41": the label says which slot
                 values[p.name] = named[p.name]
@@ -177,10 +177,10 @@ class AnswerReader:
                 val = labelled_text(left, labels.get(p.name, set())) or framed_tail(left, p.name) \
                     or (cut_at_labels(val, others) if val else val)
                 val = handle_value(str(val), p.name) if st.handle and val else val
-                val = T.without_particles(val) if isinstance(val, str) else val  # "iPhone 13 ครับ" -> "iPhone 13"
+                val = T.without_particles(val) if isinstance(val, str) else val  # "Galaxy S23 ค่ะ" -> "Galaxy S23"
                 val = self._learned_value(sop, node, p.name, st, val) if len(node.fills) == 1 else val
             if val is None and st.kind == "boolean" and len(node.fills) == 1 and not T.is_question(text) \
-                    and not T.CORRECTION.search(text) and not re.search(r"\d", text):  # "actually I owe him 60"
+                    and not T.CORRECTION.search(text) and not re.search(r"\d", text):  # "actually make it 75 for her"
                 val = learned_yes_no(node.message or node.text, text)  # "I reckon that'd be fine" to "shall I?"
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)
@@ -348,7 +348,7 @@ class AnswerReader:
             self._named[text] = named
         mine = set(self.types(sop))  # another SOP's label for a slot of the same name is no reason to hide its
         spans = sorted({(f.start, f.end) for sid, found in named.items() for f in found  # words from this one's
-                        if sid == sop.id or f.slot not in mine})  # reading ("order #W10...": this SOP's shape)
+                        if sid == sop.id or f.slot not in mine})  # reading ("booking #B44...": this SOP's shape)
         own = {f.slot: f.value for f in named.get(sop.id, []) if f.slot not in SESSION_SLOTS}
         return own, blank(text, spans)
 
@@ -356,7 +356,7 @@ class AnswerReader:
                             typos: bool = True) -> dict[str, Any]:
         """Slot values a message gives without being asked (budget up front, a brand, a category); with
         ``typos``, also what its words give once a misspelling is corrected (never for another SOP's slots:
-        "the boots i guess" holds no "guest")."""
+        "a quiet room i guess" holds no "guest")."""
         whole = text  # a description keeps every word of the message, labelled values among them
         named, text = self.labelled(sop, text)
         found: dict[str, Any] = dict(named)

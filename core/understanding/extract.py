@@ -359,7 +359,7 @@ def _option(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
     if found is not None or not asked or T.is_question(msg) or T.YES.match(said) or T.NO.match(said) \
             or T.is_cancel(msg) or T.UNSURE.search(said) or len(T.words(said)) < 2:
         return found
-    # "I just don't feel like going anymore" to "... the weather, or something else?": an answer that names
+    # "my kids have grown up and we never use it" to "... too expensive, or something else?": an answer naming
     # none of the options is the one that stands for all the others, when the list has one
     return next((v for v in st.vocab if CATCH_ALL.fullmatch(v.strip())), None)
 

@@ -68,7 +68,7 @@ def correction_value(message: str) -> str | None:
 
 
 def framed_tail(message: str, slot: str) -> str | None:
-    """The value a reply gives last, after a frame, in a clause of its own ("ok found it, it's 4417" -> "4417",
+    """The value a reply gives last, after a frame, in a clause of its own ("ok found it, it's 5521" -> "5521",
     "sorry for the wait - my pin is 2218" -> "2218"): at most four words; None when its last clause is not framed
     or the reply is one clause."""
     clauses = [c for c in re.split(r"[,;.!]\s+|\s+-\s+", message.strip().rstrip(" .!")) if c.strip()]

@@ -117,7 +117,7 @@ def _may_follow(st: SlotType, said: str, joined: bool) -> bool:
     kwame88", not "my login first"), a name only when it reads as one ("name gareth hughes")."""
     if st.kind in ("money", "number") and re.match(r"\s*(?:between|from)\b", said, re.I):
         return False
-    if st.kind == "boolean":  # "my mobile data is not working" says nothing of whether it is switched on:
+    if st.kind == "boolean":  # "my heating is not working" says nothing of whether it is switched on:
         #                       a yes or a no answers its question, or is written as a form's ("roaming: yes")
         return len(T.words(said)) == 1 and T.yes_no(said) is not None
     if joined or st.kind != "text":

@@ -2,17 +2,17 @@
 
 1. A condition that compares the slot with ``true``/``false`` (a yes or a no), with a number, or with a date.
 2. The question's form: "(yes/no)", "yes or no", a question that asks for a yes or a no ("Do you know ...?"),
-   or one that offers quoted choices ("'no longer needed' or 'ordered by mistake'?").
-3. The options the hint lists ("one of a, b or c"; "a membership level: gold, silver, bronze or guest").
+   or one that offers quoted choices ("'moving abroad' or 'too expensive'?").
+3. The options the hint lists ("one of a, b or c"; "a plan tier: starter, plus, premium or family").
 4. The hint's words for an account name (a username, a login): one word, never a sentence.
-5. The shape of the author's example ("e.g. cminh730@email.com" is an email, "like 3348917502" ten digits).
+5. The shape of the author's example ("e.g. jo.bell@mail.org" is an email, "like 5512349870" ten digits).
 6. The hint's head words ("the full address for the return label, with the zip code" is an address first);
    a head that offers two kinds ("the PIN or the answer to the security question") is free text.
-7. The slot's name, weakest of all (``knows_email`` compared with ``true`` is a yes or a no).
+7. The slot's name, weakest of all (``remembers_pin`` compared with ``true`` is a yes or a no).
 
 The kinds are those of :class:`core.workspace.slots.SlotType`; each weighed type says in ``origin`` which
 evidence decided it, for lint and the studio. A shape taken from an example is generalised (the characters
-it uses, a length range, its separators and a leading format mark such as ``#W`` or ``ORD-``), never copied
+it uses, a length range, its separators and a leading format mark such as ``#B`` or ``ORD-``), never copied
 literally.
 """
 
@@ -81,14 +81,14 @@ def asks_yes_no(question: str) -> bool:
 
 
 def quoted_options(text: str) -> list[str]:
-    """Choices a question offers in quotes: "'no longer needed' or 'ordered by mistake'?" (two or more)."""
+    """Choices a question offers in quotes: "'moving abroad' or 'too expensive'?" (two or more)."""
     found = [m.group(1).strip() for m in QUOTED.finditer(text)]
     found = [f for f in found if f and not re.fullmatch(r"[\w.-]*\d[\w.-]*", f)]
     return found if len(found) >= 2 else []
 
 
 def colon_options(hint: str) -> list[str]:
-    """Choices a hint lists after a colon: "a membership level: gold, silver, bronze or guest" (each one to four
+    """Choices a hint lists after a colon: "a plan tier: starter, plus, premium or family" (each one to four
     words; two or more of them)."""
     m = COLON_LIST.search(hint)
     if m is None or EXAMPLE.search(m.group(1)) or "@" in m.group(1) or not re.search(r"\bor\b", m.group(1)):
@@ -101,7 +101,7 @@ def colon_options(hint: str) -> list[str]:
 
 
 def example_of(hint: str) -> str:
-    """The author's example in a hint ("e.g. SPRING20", "like mia_li_3668", "e.g. 7226 Florshire Ave"), up to
+    """The author's example in a hint ("e.g. AUTUMN15", "like tom_li_2041", "e.g. 9 Quay Road"), up to
     the next comma or bracket; '' when it gives none."""
     m = EXAMPLE.search(hint)
     return m.group(1).strip().rstrip(".") if m else ""
@@ -131,8 +131,8 @@ def example_kind(example: str) -> str | None:
 def general_shape(example: str, hint: str = "") -> re.Pattern[str] | None:
     """A pattern for values shaped like ``example``, generalised: the kinds of characters it uses (letters,
     digits, its separators), a length range around its own (or the length the hint states: "six letters and
-    digits"), and a leading format mark kept as written (``#W``, ``ORD-``: letters before a separator, or a
-    sign). "4WQ150" takes "XTL8SU"; "mia_li_3668" takes "isabella_garcia_4633"; None for an example too short
+    digits"), and a leading format mark kept as written (``#B``, ``ORD-``: letters before a separator, or a
+    sign). "7KD2A9" takes "QZ4RWP"; "tom_li_2041" takes "alexandra_konstantinou_77"; None for an example too short
     to say anything."""
     e = example.strip()
     if len(e) < 4 or not re.fullmatch(r"[#\w][\w#./-]*", e):
@@ -146,11 +146,11 @@ def general_shape(example: str, hint: str = "") -> re.Pattern[str] | None:
     size = stated_length(hint)
     if size:  # the hint states it
         low, high = size, size
-    elif seps:  # parts of names and numbers joined: "mia_li_3668", "isabella_garcia_4633"
+    elif seps:  # parts of names and numbers joined: "tom_li_2041", "alexandra_konstantinou_77"
         low, high = max(3, len(body) // 2), 2 * len(body) + 4
     elif re.fullmatch(r"\d+", body):  # "T-12" takes "T-5" and "T-123"
         low, high = max(1, len(body) - 1), len(body) + 1
-    else:  # a code of letters and digits: about the example's length ("SPRING20" takes "WELCOME10")
+    else:  # a code of letters and digits: about the example's length ("AUTUMN15" takes "SUMMER2025")
         low, high = max(4, len(body) - 2), len(body) + 2
     mixed = bool(re.search(r"[A-Za-z]", body) and re.search(r"\d", body))  # a word said in passing needs both
     need = "".join((r"(?=[\w.-]*\d)", r"(?=[\w.-]*[A-Za-z])")) if mixed else ""
@@ -164,7 +164,7 @@ def general_shape(example: str, hint: str = "") -> re.Pattern[str] | None:
 
 def format_mark(example: str) -> str:
     """The format mark an example opens with, kept as written in every value: letters before a dash or a
-    sign (``ORD-``, ``RP-``), or a sign with the letters after it (``#W``); '' when it has none."""
+    sign (``ORD-``, ``TK-``), or a sign with the letters after it (``#B``); '' when it has none."""
     mark = re.match(r"#?[A-Za-z]{0,4}[-#]|#[A-Za-z]{0,3}(?=\d)", example.strip())
     return mark.group(0) if mark else ""
 

@@ -19,5 +19,5 @@ def test_an_english_hint_keeps_the_words_table_or_the_action() -> None:
 
 
 def test_la_ends_a_question_in_thai() -> None:
-    assert T.is_question("แล้วของน้องอีกเครื่อง RP-12345 ล่ะคะ")
+    assert T.is_question("แล้วเครื่องของคุณแม่ TK-55310 ล่ะคะ")
     assert not T.is_question("ของน้องอีกเครื่องค่ะ")

@@ -46,7 +46,7 @@ def test_quoted_choices_in_the_question_are_options() -> None:
     assert st.kind == "option" and st.vocab == ["moving abroad", "too expensive"]
 
 
-def test_a_word_about_a_price_in_the_hint_does_not_make_a_payment_method_money() -> None:
+def test_a_word_about_a_price_in_the_hint_does_not_make_a_way_to_pay_money() -> None:
     st = infer_type("pay_with", "how to pay the extra cost: the card on file, a voucher or bank transfer", V)
     assert st.kind == "option"
 

@@ -51,14 +51,14 @@ def test_from_a_to_b_gives_b_as_the_destination() -> None:
 
 
 def test_a_slot_the_message_does_not_fill_gets_none() -> None:
-    found = learned.spans([SlotWords("party_size", "How many guests will come")], "Anything else?",
-                          "No, that's everything")
+    found = learned.spans([SlotWords("party_size", "How many guests will come")], "Anything more?",
+                          "Nope, nothing more for today")
     assert found == [Proposal("party_size", None, None, None, found[0].probability)]
     assert not found[0].found
 
 
 def test_thanks_is_read_as_thanks() -> None:
-    acts = learned.act("Your table is booked. Is there anything else I can do?", "thank you so much")
+    acts = learned.act("Your table is booked. Anything more I can do?", "thanks a lot")
     assert set(acts) == set(learned.ACTS)
     assert max(acts, key=lambda a: acts[a]) == "thanks" and acts["thanks"] > 0.5
 

@@ -100,7 +100,7 @@ def test_an_answer_naming_no_option_takes_the_option_that_stands_for_the_others(
     assert extract(plain, "my kids have grown up", asked=True) is None
 
 
-@pytest.mark.parametrize("said, meant", [("oh okay, that makes sense", True), ("ok but I don't want it", False),
+@pytest.mark.parametrize("said, meant", [("oh okay, fair enough", True), ("ok but I don't want it", False),
                                          ("ok, can you check the other one", None)])
 def test_an_ok_before_a_remark_is_a_yes(said: str, meant: bool | None) -> None:
     assert T.yes_no(said) is meant
@@ -164,5 +164,5 @@ def test_a_cancelled_request_leaves_nothing_to_reuse_and_another_persons_name_is
 
 
 def test_saying_one_does_not_want_to_continue_cancels() -> None:
-    assert T.is_cancel("i don't want to continue")
-    assert not T.is_cancel("I don't want to continue paying for it monthly")
+    assert T.is_cancel("honestly, I do not want to carry on with this")
+    assert not T.is_cancel("I don't want to carry on paying twice for it")

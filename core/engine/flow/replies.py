@@ -27,7 +27,7 @@ def take_answer(types: dict[str, SlotType], goal: Goal, sop: Sop, reading: Answe
     if not reading.ok and len(node.fills) > 1:  # part of a question asking several values: kept, the rest
         goal.slots.update({k: v for k, v in reading.values.items()  # asked again; free text only when it is
                            if k in types and (types[k].kind not in GENERIC_KINDS  # one account name ("username:
-                                              or types[k].handle)})  # cminh730"), never any words
+                                              or types[k].handle)})  # tkoval88"), never any words
     if reading.ok:
         goal.slots.update(reading.values)
         goal.slots.update(reading.enriched)

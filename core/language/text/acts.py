@@ -60,7 +60,7 @@ def yes_no(text: str) -> bool | None:
     parts = re.split(r"(?<=[.,!])\s+", t, maxsplit=1)
     first, rest = parts[0], parts[1] if len(parts) > 1 else ""
     if rest and len(words(first)) <= 2 and not (YES.match(first) or NO.match(first) or NEGATIVE.search(first)):
-        t = LEAD_FILLER.sub("", rest.strip())  # "OMG. Yes, thank you!", "great, yes please"
+        t = LEAD_FILLER.sub("", rest.strip())  # "OMG. Yes, thank you!", "lovely, yes please"
     if UNSURE.search(t) or is_question(t):
         return None
     if NO.match(t):

@@ -21,7 +21,7 @@ MONEY = re.compile(
     rf"(?:(?P<sym>[{CURRENCY_SYMBOLS}])|\b(?P<pre>(?i:{CURRENCY_WORDS}))\b|(?P<thpre>{THAI_MONEY_WORDS}))?\s?"
     rf"(?P<num>{_NUM})\s?"
     rf"(?:(?P<suf>k|K|m|M|thousand|grand|million|mil){_END}|(?P<thsuf>{THAI_SCALE_SUFFIX})|{_END})"
-    rf"(?:\s?(?P<cur>(?i:{CURRENCY_WORDS})){_END}|(?P<post>[{CURRENCY_SYMBOLS}]))?",  # "110$", "40 €"
+    rf"(?:\s?(?P<cur>(?i:{CURRENCY_WORDS})){_END}|(?P<post>[{CURRENCY_SYMBOLS}]))?",  # "85$", "40 €"
 )
 RANGE = re.compile(
     rf"(?P<a>{_NUM})\s?(?P<sa>k|m)?\s?(?:-|–|to|and)\s?[{CURRENCY_SYMBOLS}]?(?P<b>{_NUM})\s?(?P<sb>k|m|thousand)?\b",

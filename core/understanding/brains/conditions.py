@@ -66,7 +66,7 @@ def field_condition(core: str, obs: Any) -> bool | None:
     said = {T.stem(w) for w in key_words | set(T.words(m.group(2))) if w not in T.STOPWORDS}
     flags = [v for k, v in obs.items() if isinstance(v, bool) and said
              and said <= {T.stem(w) for w in T.words(str(k).replace("_", " "))}]
-    if flags:  # "the return is allowed" against {"return_allowed": true}: the flag both words name
+    if flags:  # "the refund is approved" against {"refund_approved": true}: the flag both words name
         return flags[0]
     alts = [norm(a) for a in re.split(r",|\bor\b", m.group(2)) if a.strip()]
     named = [v for k, v in obs.items() if key_words and key_words <= set(T.words(str(k).replace("_", " ")))]

@@ -208,8 +208,8 @@ def asked_in(language: str, action: str, expects: str, *, keep: list[int] | None
 
 
 def _hint_words(language: str, expects: str, of: int) -> str:
-    """What the author's hint calls the value when it is written in ``language`` ("ยี่ห้อและรุ่นของมือถือ เช่น
-    iPhone 13" -> "ยี่ห้อและรุ่นของมือถือ"): the question then says it in the customer's own words; '' when
+    """What the author's hint calls the value when it is written in ``language`` ("สีของเครื่อง เช่น ดำ" ->
+    "สีของเครื่อง"): the question then says it in the customer's own words; '' when
     the hint is in another language, or the step asks several values."""
     head = EXAMPLE.split(expects, maxsplit=1)[0].strip(" ,.:;(")
     script = next((lx.script for lx in LEX.lexicons() if lx.language == language), None)

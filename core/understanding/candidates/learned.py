@@ -16,7 +16,7 @@ Usage::
 
     spans([SlotWords("destination", "The city to fly to")], "Where to?", "to Lisbon please")
     # [Proposal(slot='destination', text='Lisbon', start=3, end=9, probability=0.98)]
-    act("Is there anything else?", "thank you so much")  # {'thanks': 0.97, ...}
+    act("Anything more I can do?", "thanks a lot")  # {'thanks': 0.98, ...}
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class PendingReader:
         return self.answers_pending(goal, text)
 
     def corrects_filled(self, goal: Goal, text: str) -> bool:
-        """Whether a message says it corrects something ("scratch that, I meant 110") and gives a new value
+        """Whether a message says it corrects something ("scratch that, I meant 85") and gives a new value
         for a slot the goal already holds: a correction, which outranks a cancel its words may hold."""
         sop = self.sops.get(goal.type)
         if sop is None or not T.CORRECTION.search(text):
