@@ -29,8 +29,10 @@ from core.language import text as T
 
 YES_NO_MARK = re.compile(r"\(\s*(?:yes\s*/\s*no|y\s*/\s*n)\s*\)|\byes or no\b|\byes/no\b", re.I)
 QUOTED = re.compile(r"['‘’\"“”]([^'‘’\"“”]{1,40})['‘’\"“”]")
-EXAMPLE = re.compile(r"\b(?:e\.g\.|eg\.?|for example|for instance|such as|like)\s*:?\s+([^,;()]+?)\s*(?=$|[,;()]|\.\s|\.$)",
-                     re.I)
+LEAD = (rf"(?<![^\W\d_])(?:{LEX.alternation('example_leads')})"  # the words that lead an example ("e.g.", "เช่น"),
+        r"(?=\s|[:.,]|$|[^\x00-\x7F])")  # from every language file, whole words
+EXAMPLES_LEAD = re.compile(rf"[,;(]?\s*{LEAD}\s*", re.I)
+EXAMPLE = re.compile(rf"{LEAD}\s*:?\s+([^,;()]+?)\s*(?=$|[,;()]|\.\s|\.$)", re.I)  # the example itself
 HEAD_END = re.compile(r"\s*(?:[,;:(]|\be\.g\.|\beg\b|\bfor example\b|\bsuch as\b|\blike\b|\bincluding\b|"
                       r"\bwith\b|\bfrom\b|\bfor\b|\bto\b|\bthat\b|\bwhich\b)", re.I)
 MONEY_WORDS = re.compile(r"\b(budget|price|amount|cost|money|spend|fee|charge|refund|balance|limit)\b", re.I)

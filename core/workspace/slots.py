@@ -125,6 +125,12 @@ def _weighed(name: str, expects: str, vocab: Vocabulary, questions: Sequence[str
     return _typed(name, n, kind, expects, vocab), why
 
 
+def stated_digits(expects: str) -> int:
+    """How many digits a hint says a code has ("a 6-digit OTP" -> 6); 0 when it says none."""
+    m = re.search(r"(\d+)[- ]digit", expects.lower())
+    return int(m.group(1)) if m else 0
+
+
 def _typed(name: str, n: str, kind: str, expects: str, vocab: Vocabulary) -> SlotType:
     """A slot type of ``kind`` with what the hint says beyond it (a vocabulary, a size, a range)."""
     if kind == "category":
@@ -133,8 +139,7 @@ def _typed(name: str, n: str, kind: str, expects: str, vocab: Vocabulary) -> Slo
         return SlotType(name, kind, vocab=vocab.brands)
     if kind == "id":
         return SlotType(name, kind)
-    digits = re.search(r"(\d+)[- ]digit", expects.lower())
-    size = int(digits.group(1)) if digits else 0
+    size = stated_digits(expects)
     return _refine(SlotType(name, kind, digits=size if kind in ("digits", "phone") else 0), n, expects)
 
 
@@ -145,17 +150,15 @@ def _by_example(name: str, n: str, expects: str, example: str, shown: str, vocab
     if shown == "digits" and K.MONEY_WORDS.search(f"{n} {K.hint_head(expects)}"):
         return _typed(name, n, "money", expects, vocab)
     if shown == "digits" and not says_id:
-        digits = re.search(r"(\d+)[- ]digit", expects.lower())
         kind = "phone" if _kind_of(n, "") == "phone" else "digits"
-        return SlotType(name, kind, digits=int(digits.group(1)) if digits else 0)
+        return SlotType(name, kind, digits=stated_digits(expects))
     if shown in ("digits", "id"):
         return SlotType(name, "id", pattern=K.general_shape(example, expects), example=example,
                         shape_stated=K.stated_length(expects) > 0)
     return _typed(name, n, shown, expects, vocab)
 
 
-EXAMPLES_LEAD = re.compile(rf"[,;(]?\s*(?<![^\W\d_])(?:{LEX.alternation('example_leads')})(?=\s|[:.,]|$|[^\x00-\x7F])"
-                           r"\s*", re.I)  # the words that lead an example, in every language file ("e.g.", "เช่น")
+EXAMPLES_LEAD = K.EXAMPLES_LEAD  # the words that lead an example in a hint (core.workspace.kinds)
 
 
 def hints_per_slot(expects: str, count: int) -> list[str] | None:
@@ -409,10 +412,10 @@ def declared_type(name: str, spec: str, expects: str, vocab: Vocabulary,
         st = SlotType(name, "id", pattern=_id_pattern(f"like {arg}" if arg else expects) or shape_pattern(arg),
                       example=example)
     elif kind == "code":
-        size = int(arg) if arg else int((re.search(r"(\d+)[- ]digit", expects.lower()) or [0, 0])[1])
+        size = int(arg) if arg else stated_digits(expects)
         st = SlotType(name, "digits", digits=size)
     elif kind == "phone":
-        st = SlotType(name, "phone", digits=int((re.search(r"(\d+)[- ]digit", expects.lower()) or [0, 0])[1]))
+        st = SlotType(name, "phone", digits=stated_digits(expects))
     elif kind in ("category", "brand", "model"):
         st = SlotType(name, kind, vocab=vocab.categories if kind == "category" else vocab.brands)
     else:
