@@ -12,6 +12,7 @@ from core.engine.build import load_workspace
 from core.retrieval.embedding import CachedEmbedder
 from core.workspace import kinds as K
 from core.workspace.slots import Vocabulary, infer_type, validate
+from tests.understanding.desks import desk, text_sop
 
 V = Vocabulary()
 
@@ -135,16 +136,10 @@ def test_a_workspace_named_by_a_relative_path_from_another_folder_loads_its_file
 
 def test_an_example_that_fails_its_own_kind_is_a_lint_error_at_its_line_and_column(
         tmp_path: Path, embedder: CachedEmbedder) -> None:
-    root = tmp_path / "ws"
-    (root / "sops").mkdir(parents=True)
-    (root / "store.yaml").write_text("name: Desk\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
-    (root / "gar.csv").write_text(
-        "action,action_type,user_interaction_metadata,api,params\n"
-        "ask user for the door code,ask_user_input,\"the 4-digit door code, e.g. 12345\",,door_code\n"
-        "tell user it is open,message_to_user,The door is open.,,\n", encoding="utf-8")
-    (root / "sops" / "door.sop").write_text(
-        "---\nid: desk.door\nagent: desk\ntitle: Open the door\ntriggers:\n  - open the door\n---\n"
-        "ask user for the door code\ntell user it is open\n", encoding="utf-8")
+    steps = ["ask user for the door code", "tell user it is open"]
+    root = desk(tmp_path / "ws", gar=[f"{steps[0]},ask_user_input,\"the 4-digit door code, e.g. 12345\",,door_code",
+                                      f"{steps[1]},message_to_user,The door is open.,,"],
+                sops={"door.sop": text_sop("desk.door", "Open the door", "open the door", steps)})
     ws = load_workspace(root, embedder)
     found = [p for p in ws.problems if p.severity == "error"]
     assert [(p.file, p.line, p.column) for p in found] == [("gar.csv", 2, 72)], [str(p) for p in ws.problems]

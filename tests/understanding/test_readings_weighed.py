@@ -15,6 +15,7 @@ from core.language import text as T
 from core.understanding.brains.conditions import field_condition
 from core.workspace.slots import SlotType
 from core.understanding.values import labelled_values
+from tests.understanding.desks import desk
 
 
 @pytest.mark.parametrize("said, meant", [
@@ -107,15 +108,12 @@ def test_an_ok_before_a_remark_is_a_yes(said: str, meant: bool | None) -> None:
 
 
 def test_a_closing_question_that_fills_nothing_ends_the_goal(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    (root / "sops").mkdir(parents=True)
-    (root / "store.yaml").write_text("name: Desk\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
-    (root / "sops" / "hours.json").write_text(json.dumps({
+    root = desk(tmp_path / "ws", sops={"hours.json": {
         "id": "desk.hours", "agent": "desk", "name": "Opening hours", "triggers": ["when are you open"],
         "startNode": "tell", "nodes": {
             "tell": {"type": "action", "messageTemplate": "We open at nine. Anything else I can do for you?",
                      "nextNodes": ["end"]},
-            "end": {"type": "end"}}}), encoding="utf-8")
+            "end": {"type": "end"}}}})
     orch = build_orchestrator(root, state_url="sqlite:///:memory:")
     reply = orch.handle_message("s", "when are you open")
     assert "nine" in reply

@@ -13,6 +13,7 @@ from core.understanding.extract import extract
 from core.understanding.values import name_part, passing_name
 from core.workspace.kinds import mark_person
 from core.workspace.slots import SlotType, Vocabulary, infer_type
+from tests.understanding.desks import desk, text_sop
 
 
 def test_a_name_said_in_passing_is_the_one_capitalised_run_not_opening_a_sentence() -> None:
@@ -98,18 +99,11 @@ def test_a_new_value_with_words_of_correction_corrects_instead_of_cancelling(tmp
 def test_a_span_goes_to_one_slot_the_most_specific_kind_first(tmp_path: Path) -> None:
     from core.shared.models import Goal
 
-    root = tmp_path / "ws"
-    (root / "sops").mkdir(parents=True)
-    (root / "store.yaml").write_text("name: Desk\ncurrency: USD\nregion: US\nagents:\n  desk: {tools: []}\n",
-                                     encoding="utf-8")
-    (root / "gar.csv").write_text(
-        "action,action_type,user_interaction_metadata,api,params\n"
-        "ask user for postcode phone and email,ask_user_input,\"the postcode, the phone number and the email\",,"
-        "postcode|phone|email\n"
-        "tell user thanks,message_to_user,Thanks.,,\n", encoding="utf-8")
-    (root / "sops" / "check.sop").write_text(
-        "---\nid: desk.check\nagent: desk\ntitle: Check my details\ntriggers:\n  - check my details\n---\n"
-        "ask user for postcode phone and email\ntell user thanks\n", encoding="utf-8")
+    steps = ["ask user for postcode phone and email", "tell user thanks"]
+    root = desk(tmp_path / "ws", region="US", currency="USD", gar=[
+        f"{steps[0]},ask_user_input,\"the postcode, the phone number and the email\",,postcode|phone|email",
+        f"{steps[1]},message_to_user,Thanks.,,"],
+        sops={"check.sop": text_sop("desk.check", "Check my details", "check my details", steps)})
     orch = build_orchestrator(root, state_url="sqlite:///:memory:")
     sop = orch.reader.sops["desk.check"]
     node = next(n for n in sop.nodes.values() if len(n.fills) == 3)
@@ -146,20 +140,14 @@ def test_a_bare_number_in_a_request_fills_the_one_slot_a_number_fits(tmp_path: P
 def test_another_sops_label_for_a_slot_of_the_same_name_does_not_hide_it(tmp_path: Path) -> None:
     from core.shared.models import Goal
 
-    root = tmp_path / "ws"
-    (root / "sops").mkdir(parents=True)
-    (root / "store.yaml").write_text("name: Desk\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
-    (root / "gar.csv").write_text(
-        "action,action_type,user_interaction_metadata,api,params\n"
-        "ask user for the booking,ask_user_input,\"a booking number like #B000000\",,booking\n"
-        "ask user which booking to move,ask_user_input,which booking to move,,booking\n"
-        "tell user done,message_to_user,Done.,,\n", encoding="utf-8")
-    (root / "sops" / "refund.sop").write_text(
-        "---\nid: desk.refund\nagent: desk\ntitle: Refund a booking\ntriggers:\n  - refund my booking\n---\n"
-        "ask user for the booking\ntell user done\n", encoding="utf-8")
-    (root / "sops" / "move.sop").write_text(
-        "---\nid: desk.move\nagent: desk\ntitle: Move a booking\ntriggers:\n  - move my booking\n---\n"
-        "ask user which booking to move\ntell user done\n", encoding="utf-8")
+    root = desk(tmp_path / "ws", gar=[
+        "ask user for the booking,ask_user_input,\"a booking number like #B000000\",,booking",
+        "ask user which booking to move,ask_user_input,which booking to move,,booking",
+        "tell user done,message_to_user,Done.,,"], sops={
+        "refund.sop": text_sop("desk.refund", "Refund a booking", "refund my booking",
+                               ["ask user for the booking", "tell user done"]),
+        "move.sop": text_sop("desk.move", "Move a booking", "move my booking",
+                             ["ask user which booking to move", "tell user done"])})
     orch = build_orchestrator(root, state_url="sqlite:///:memory:")
     sop = orch.reader.sops["desk.refund"]
     found = orch.reader.answers.extract_volunteered(Goal(id="", type=sop.id), sop,
@@ -171,18 +159,12 @@ def test_another_sops_label_for_a_slot_of_the_same_name_does_not_hide_it(tmp_pat
 def test_a_label_shared_by_two_slots_of_a_kind_gives_its_value_to_the_one_asked(tmp_path: Path) -> None:
     from core.shared.models import Goal
 
-    root = tmp_path / "ws"
-    (root / "sops").mkdir(parents=True)
-    (root / "store.yaml").write_text("name: Desk\ncurrency: USD\nregion: US\nagents:\n  desk: {tools: []}\n",
-                                     encoding="utf-8")
-    (root / "gar.csv").write_text(
-        "action,action_type,user_interaction_metadata,api,params\n"
-        "ask user for the old phone,ask_user_input,the phone number on file,,old_phone:phone\n"
-        "ask user for the new phone,ask_user_input,the phone number to use from now on,,new_phone:phone\n"
-        "tell user done,message_to_user,Done.,,\n", encoding="utf-8")
-    (root / "sops" / "phone.sop").write_text(
-        "---\nid: desk.phone\nagent: desk\ntitle: Change my phone\ntriggers:\n  - change my phone\n---\n"
-        "ask user for the old phone\nask user for the new phone\ntell user done\n", encoding="utf-8")
+    steps = ["ask user for the old phone", "ask user for the new phone", "tell user done"]
+    root = desk(tmp_path / "ws", region="US", currency="USD", gar=[
+        f"{steps[0]},ask_user_input,the phone number on file,,old_phone:phone",
+        f"{steps[1]},ask_user_input,the phone number to use from now on,,new_phone:phone",
+        f"{steps[2]},message_to_user,Done.,,"],
+        sops={"phone.sop": text_sop("desk.phone", "Change my phone", "change my phone", steps)})
     orch = build_orchestrator(root, state_url="sqlite:///:memory:")
     sop = orch.reader.sops["desk.phone"]
     node = next(n for n in sop.nodes.values() if [p.name for p in n.fills] == ["new_phone"])
@@ -194,17 +176,14 @@ def test_a_label_shared_by_two_slots_of_a_kind_gives_its_value_to_the_one_asked(
 def test_a_question_naming_the_parts_of_one_value_keeps_the_whole_answer(tmp_path: Path) -> None:
     from core.shared.models import Goal
 
-    root = tmp_path / "ws"
-    (root / "sops").mkdir(parents=True)
-    (root / "store.yaml").write_text("name: Desk\ncurrency: EUR\nagents:\n  desk: {tools: []}\n", encoding="utf-8")
-    (root / "sops" / "move.json").write_text(json.dumps({
+    root = desk(tmp_path / "ws", sops={"move.json": {
         "id": "desk.move", "agent": "desk", "name": "Move a delivery", "triggers": ["send my parcel elsewhere"],
         "startNode": "ask", "nodes": {
             "ask": {"type": "action", "description": "the new delivery address",
                     "messageTemplate": "Where should it go (street, flat or suite if any, town and postcode)?",
                     "resultKey": "new_address", "nextNodes": ["done"]},
             "done": {"type": "action", "messageTemplate": "It goes to {new_address}.", "nextNodes": ["end"]},
-            "end": {"type": "end"}}}), encoding="utf-8")
+            "end": {"type": "end"}}}})
     orch = build_orchestrator(root, state_url="sqlite:///:memory:")
     orch.handle_message("s", "send my parcel elsewhere")
     reply = orch.handle_message("s", "9 Quay Road, Suite 12, Galway H91 X2Y3")
