@@ -46,12 +46,14 @@ from core.understanding.mentions import (
     handle_value,
     labelled_text,
     route_value,
+    worded_like,
 )
 from core.understanding.remembered import accepted_value, takes_offer
 from core.understanding.values import (
     Labelled,
     blank,
     labelled_values,
+    introduced_handle,
     name_given,
     name_part,
     passing_name,
@@ -370,7 +372,9 @@ class AnswerReader:
                     self._person(st, sop, text) if st.person else None  # or "my pet was Molly"
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 said = said or (at_handle(text) if st.handle else None)  # "remove @kim.sol from my list"
+                said = said or (introduced_handle(text) if st.handle else None)  # "hi, this is dana_k_204"
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
+                said = said or (worded_like(text, st.example) if not st.describes and not st.person else None)
                 said = handle_value(said, name) if st.handle and said else said
                 if said:
                     found[name] = said

@@ -7,7 +7,7 @@ from typing import Any
 
 from core.language import lexicons as LEX
 from core.language import text as T
-from core.understanding.mentions import find_option, find_vocab, handle_value, person_name, unframed
+from core.understanding.mentions import find_option, find_vocab, handle_value, holds_target, person_name, unframed
 from core.workspace.kinds import format_mark
 from core.workspace.slots import EMAIL, GENERIC_NAME_WORDS, MONTH_FIRST, SlotType, validate
 
@@ -354,7 +354,7 @@ def _text(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
 
 
 def _option(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
-    found = find_option(msg, st.vocab, loose=asked)
+    found = find_option(msg, st.vocab, loose=asked, target=holds_target(st.name))
     said = T.LEAD_FILLER.sub("", msg.strip().lower())
     if found is not None or not asked or T.is_question(msg) or T.YES.match(said) or T.NO.match(said) \
             or T.is_cancel(msg) or T.UNSURE.search(said) or len(T.words(said)) < 2:

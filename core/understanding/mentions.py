@@ -8,6 +8,7 @@ from functools import cache, lru_cache
 
 from core.language import lexicons as LEX
 from core.language import text as T
+from core.workspace.kinds import example_frame
 from core.workspace.slots import GENERIC_NAME_WORDS, HANDLE
 
 
@@ -100,13 +101,14 @@ def _option_pattern(option: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + r"[\s\-_.,']*".join(re.escape(w) for w in ws) + r"(?![\w])", re.I)
 
 
-def find_option(message: str, options: list[str], *, loose: bool = False) -> str | None:
+def find_option(message: str, options: list[str], *, loose: bool = False, target: bool = False) -> str | None:
     """The listed option a message names, earliest in the message first ("Legume or Lucca" -> Legume).
 
     Exact words (spacing and clock spellings aside) first; then the initials of a multi-word option
     written in capitals ("SLC"); then the leading words of an option without its last word ("Salt
     Lake" -> "Salt Lake City", "Cactus" -> "Cactus Club") when only one option starts so; then, when
-    ``loose`` (the question asked for it), a small typo of a one-word option.
+    ``loose`` (the question asked for it), a small typo of a one-word option. For a ``target`` slot (one
+    holding the value wanted after a change: :func:`holds_target`), "from A to B" names B.
     """
     text = T.normalise_clock(LEX.segment(message))
     found = [(m.start(), -len(o), o) for o in options for m in _option_pattern(o).finditer(text)]
@@ -116,10 +118,37 @@ def find_option(message: str, options: list[str], *, loose: bool = False) -> str
         found = _leading_words(text, options)
     chosen = [f for f in found if not _ruled_out(text, f[0], [g[0] for g in found])]  # "not moderate, a cheap one"
     if chosen:
-        return min(chosen)[2]
+        return (_changed_to(text, chosen) if target else None) or min(chosen)[2]
     if found or not loose:
         return None
     return _by_content_words(message, options) or find_vocab(message, options)
+
+
+def holds_target(slot: str) -> bool:
+    """Whether a slot's name says it holds the value wanted after a change (``new_plan``, ``target_tier``:
+    ``target_words`` in the language files)."""
+    words = set(re.split(r"[_\W]+", slot.lower()))
+    return bool(words & {w.lower() for w in LEX.phrases("target_words")})
+
+
+def _changed_to(text: str, found: list[tuple[int, int, str]]) -> str | None:
+    """Of two options named as a change ("from basic up to the premium plan", "switch from monthly to
+    yearly"), the one it should become: the second, when "from" (``route_from`` in the language files) opens
+    the first and the words between them join a value now to a value wanted (``change_to``, with up to two
+    words of its own: "up to regular economy"). None for any other mention."""
+    joiners, froms = LEX.alternation("change_to"), LEX.alternation("route_from")
+    if not joiners or not froms:
+        return None
+    spans = {(m.start(), m.end(), o) for o in {f[2] for f in found} for m in _option_pattern(o).finditer(text)}
+    spans = {s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)}  # the longer
+    if len(spans) != 2:
+        return None
+    (_, first_end, first), (second_at, _, second) = sorted(spans)
+    first_at = min(spans)[0]
+    if first == second or not re.search(rf"(?:{froms})\s*$", text[:first_at], re.I):
+        return None
+    between = text[first_end:second_at].strip(" ,")
+    return second if re.fullmatch(rf"(?:{joiners})(?:\s+[\w'-]+){{0,2}}", between, re.I) else None
 
 
 def option_mentions(message: str, options: list[str]) -> list[str]:
@@ -230,6 +259,20 @@ def capitalised_name(message: str) -> str | None:
         elif run:
             break
     return " ".join(run) if 0 < len(run) <= 4 else None
+
+
+@lru_cache(maxsize=256)
+def _frame(example: str) -> re.Pattern[str] | None:
+    return example_frame(example)
+
+
+def worded_like(message: str, example: str) -> str | None:
+    """The one part of a message worded like a free-text slot's example ("charge my amex ending in 0051" after
+    "e.g. the visa ending in 7447": "amex ending in 0051"; :func:`core.workspace.kinds.example_frame`); None
+    when there is none, or several."""
+    frame = _frame(example) if example else None
+    found = {m.group(0) for m in frame.finditer(message)} if frame is not None else set()
+    return found.pop() if len(found) == 1 else None
 
 
 AT_HANDLE = re.compile(r"(?<![\w.@])@[^\W_][\w.]*[^\W_]|(?<![\w.@])@[^\W_]")

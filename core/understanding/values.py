@@ -266,6 +266,22 @@ def introduced_name(text: str) -> str | None:
     return None
 
 
+HANDLE_SHAPED = re.compile(r"[^\W\d_][\w.]*[\d_][\w.]*")  # letters, then digits or underscores among them
+
+
+def introduced_handle(text: str) -> str | None:
+    """An account name the customer introduces themselves by ("hi, this is dana_k_204", "I'm lee.ray77"):
+    the one word after an introduction that is shaped like an account name (letters with digits or
+    underscores), never an email address or a person's name. None otherwise."""
+    intro = LEX.alternation("name_intro")
+    found: set[str] = set()
+    for m in re.finditer(rf"(?<![\w'])(?:{intro})\s+(\S+)", text, re.I) if intro else ():
+        word = m.group(1).rstrip(".,!?;:)'\"").rstrip("._")
+        if "@" not in word and HANDLE_SHAPED.fullmatch(word):
+            found.add(word)
+    return found.pop() if len(found) == 1 else None
+
+
 def name_given(text: str) -> str | None:
     """A name the customer gives unasked: said as theirs ("my name is Lena Park"), in an introduction
     (:func:`introduced_name`) or as an item of a list of values (:func:`listed_name`)."""

@@ -164,6 +164,20 @@ def general_shape(example: str, hint: str = "") -> re.Pattern[str] | None:
                       re.I)
 
 
+def example_frame(example: str) -> re.Pattern[str] | None:
+    """A pattern for values worded like a several-word example that ends in a number ("the visa ending in
+    7447", "unit 4 block 12"): its first word stands for any word, the words joining it to the number are kept
+    as written, and the number for any number of its length. "my amex ending in 0051" holds "amex ending in
+    0051". None for an example with no number, or with no joining word (a word and a number alone say too
+    little: "room 204")."""
+    words = re.sub(r"^(?:the|a|an|my|your)\s+", "", example.strip(), flags=re.I).split()
+    if len(words) < 3 or not re.fullmatch(r"\d+", words[-1]) or any(re.search(r"\d", w) for w in words[:-1]):
+        return None
+    joining = r"\s+".join(re.escape(w) for w in words[1:-1])
+    size = len(words[-1])
+    return re.compile(rf"(?<![\w-])[^\W\d_][\w-]*\s+{joining}\s+\d{{{size}}}(?!\d)", re.I)
+
+
 def format_mark(example: str) -> str:
     """The format mark an example opens with, kept as written in every value: letters before a dash or a
     sign (``ORD-``, ``TK-``), or a sign with the letters after it (``#B``); '' when it has none."""

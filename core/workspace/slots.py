@@ -64,6 +64,8 @@ def infer_type(name: str, expects: str, vocab: Vocabulary, *, questions: Sequenc
     """
     st, why = _weighed(name, expects, vocab, questions, compared)
     st.origin = why
+    if st.kind == "text" and not st.example:  # "e.g. the visa ending in 7447": how a value is worded
+        st.example = K.example_of(expects)
     return st
 
 

@@ -197,3 +197,60 @@ def test_a_value_said_last_after_a_frame_is_the_answer_not_the_sentence() -> Non
     assert framed_tail("sorry for the wait - my pin is 2218", "pin") == "2218"
     assert framed_tail("it's Singh", "pin") is None  # one clause: read as before
     assert framed_tail("I looked everywhere, it is not in the drawer and I give up", "pin") is None
+
+
+def test_an_account_name_given_as_an_introduction_is_read_for_an_account_slot() -> None:
+    from core.understanding.values import introduced_handle
+
+    assert introduced_handle("hey there, this is ravi_m_77, my parcel never came") == "ravi_m_77"
+    assert introduced_handle("Hi, I'm noor.h42! Quick question") == "noor.h42"
+    assert introduced_handle("this is Ravi Menon") is None  # a person's name is no account name
+    assert introduced_handle("I'm 34 and this is my first order") is None
+    assert introduced_handle("I'm noor@mail.example") is None  # an email address
+    assert introduced_handle("this is ravi_m_77 and I'm noor_h_42") is None  # two: nothing is guessed
+
+
+def test_from_one_option_to_another_gives_the_second_to_a_slot_holding_the_new_value() -> None:
+    from core.understanding.mentions import find_option, holds_target
+
+    tiers = ["basic", "plus", "premium"]
+    assert holds_target("new_tier") and not holds_target("tier")
+    said = "could you take me from basic up to the premium tier?"
+    assert find_option(said, tiers, target=True) == "premium"
+    assert find_option(said, tiers) == "basic"  # a slot of the current value keeps the first
+    assert find_option("from plus into basic", tiers, target=True) == "basic"
+    assert find_option("premium, not basic", tiers, target=True) == "premium"  # no change stated: as before
+    assert extract(SlotType("new_tier", "option", vocab=tiers), "move me from plus to premium", asked=False) \
+        == "premium"
+
+
+def test_a_free_text_value_worded_like_its_example_is_read_in_passing() -> None:
+    from core.understanding.mentions import worded_like
+    from core.workspace.kinds import example_frame
+
+    st = infer_type("card_to_charge", "a card saved on the account, e.g. the mastercard ending in 1188", Vocabulary())
+    assert st.kind == "text" and st.example == "the mastercard ending in 1188"
+    assert worded_like("put it on my amex ending in 0051 please", st.example) == "amex ending in 0051"
+    assert worded_like("my amex ending in 51", st.example) is None  # not the example's length
+    assert worded_like("put it on the card", st.example) is None
+    assert example_frame("room 204") is None  # a word and a number alone say too little
+
+
+def test_an_opening_message_fills_an_account_name_a_new_option_and_a_worded_value(tmp_path: Path) -> None:
+    gar = ['ask for the login,ask_user_input,"your login, like kit_r_12",,login',
+           'ask for the new tier,ask_user_input,"the new tier, one of basic, plus or premium",,new_tier',
+           'ask for the card,ask_user_input,"a saved card, e.g. the visa ending in 4521",,card',
+           'confirm the change,ask_user_input,"yes or no",,go_ahead',
+           'say it is done,message_to_user,"Moved {login} to {new_tier}, charged to {card}.",,']
+    root = desk(tmp_path / "ws", gar=gar, sops={"tier.sop": text_sop(
+        "plans.change_tier", "change my tier", "change my membership tier",
+        ["ask for the login", "ask for the new tier", "ask for the card", "confirm the change", "say it is done"])})
+    bot = build_orchestrator(root, state_url="sqlite:///:memory:")
+    reply = bot.handle_message("s", "Hello, I'm mara_q_311. Please change my membership tier from basic to premium "
+                                    "and bill my mastercard ending in 8802.")
+    goal = bot.load_state("s").active_goal
+    assert goal is not None, reply
+    assert goal.slots.get("login") == "mara_q_311"
+    assert goal.slots.get("new_tier") == "premium"
+    assert goal.slots.get("card") == "mastercard ending in 8802"
+    assert goal.pending and [p.name for p in bot.reader.sops[goal.type].node(goal.pending).fills] == ["go_ahead"]

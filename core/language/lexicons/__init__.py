@@ -25,7 +25,7 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "shopping_requests", "question_start", "question_inside", "question_words", "question_end", "request",
          "request_lead", "request_verbs", "unable", "narrated", "hostile", "asks_when", "clause_joiners",
          "clause_comma_joiners", "clause_request_starts", "excludes", "route_from", "route_to", "route_stops",
-         "route_start_words", "route_end_words", "date_words", "month_names", "ordinals", "subordinate", "hedges",
+         "route_start_words", "route_end_words", "change_to", "target_words", "date_words", "month_names", "ordinals", "subordinate", "hedges",
          "item_questions", "general_verbs", "list_joiners", "label_synonyms", "label_joiners", "ending_phrases",
          "name_intro", "name_outro", "default_markers", "replaces", "same_as_before", "not_wanted", "likes",
          "alternative_joiners", "catch_all_options", "example_leads", "particles", "function_words", "ask_leads", "ask_to_leads",
