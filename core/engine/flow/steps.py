@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.engine.flow.asking import ask
 from core.engine.flow.contract import AgentEnv, AgentRunRequest, AgentRunResponse
-from core.engine.flow.decisions import decide
+from core.engine.flow.decisions import decide, implied_answer
 from core.engine.flow.failures import count_attempt
 from core.engine.flow.messages import end, invited_values_given, step_message
 from core.engine.flow.moves import move, refresh_missing
@@ -78,6 +78,16 @@ def take_action(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunRe
             known = {p.name: goal.slots.get(p.name) for p in node.fills if not slot_unknown(goal, p.name)}
             # remembered as answered: a decision right after it is judged on these values
             goal.memory.append(MemoryEntry(action=node.label, observation=known, feedback="success",
+                                           turn=req.turn))
+            goal.step = node.next
+            return
+        implied = implied_answer(env, goal, sop, node) if missing else None
+        if implied is not None:
+            slot, answer, answered = implied
+            resp.decisions.append(f"skip {node.label!r}: {slot} = {str(answer).lower()}, the only answer whose next "
+                                  f"question ({answered.label!r}) the customer already answered")
+            goal.slots[slot] = answer
+            goal.memory.append(MemoryEntry(action=node.label, observation={slot: answer}, feedback="success",
                                            turn=req.turn))
             goal.step = node.next
             return
