@@ -45,3 +45,22 @@ def test_a_yes_no_question_is_put_when_the_opening_answers_neither_branch(tmp_pa
     assert "booking code" in reply
     reply = bot.handle_message("s", "no")
     assert "surname" in reply
+
+
+def test_a_question_only_one_way_needs_is_passed_when_the_other_way_is_answered(tmp_path: Path) -> None:
+    from tests.understanding.desks import text_sop
+
+    steps = ["ask user for the member card number", "if user gave the card number:", "    look up the card",
+             "else:", "    ask user for surname and postcode", "say thanks"]
+    gar = ['ask user for the member card number,ask_user_input,"the 8-digit card number (or that they lost it)",,'
+           'card_number',
+           "look up the card,message_to_user,Card {card_number} found.,,",
+           'ask user for surname and postcode,ask_user_input,"surname and postcode, e.g. Moreau 75011",,surname|postcode',
+           "say thanks,message_to_user,Thanks {surname}: checking your membership now.,,"]
+    root = desk(tmp_path / "ws", gar=gar, sops={"card.sop": text_sop(
+        "desk.membership", "check my membership", "check my membership", steps)})
+    bot = build_orchestrator(root, state_url="sqlite:///:memory:")
+    reply = bot.handle_message("s", "Please check my membership. Surname: Moreau, postcode: 75011")
+    assert "checking your membership" in reply and "card number" not in reply
+    reply = build_orchestrator(root, state_url="sqlite:///:memory:").handle_message("s", "check my membership")
+    assert "card number" in reply

@@ -4,6 +4,7 @@ goal's slots and results, a worded one judged by the brain; the trace says what 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from core.engine.flow.contract import AgentEnv, AgentRunResponse
@@ -44,29 +45,61 @@ def decide(env: AgentEnv, goal: Goal, sop: Sop, node: Node, resp: AgentRunRespon
     goal.step = None
 
 
-def implied_answer(env: AgentEnv, goal: Goal, sop: Sop, node: Node) -> tuple[str, bool, Node] | None:
-    """A yes/no question the customer's earlier words already answer by what they gave: the decision right after
-    it leads, for one answer only, to a question whose every value is known ("do you know the email on the
-    account?" after a name and a zip code that its "no" branch asks for). The slot, the answer and that
-    question; None when the question still matters (both answers lead to answered questions, or neither)."""
+@dataclass(frozen=True)
+class Implied:
+    """A question the customer's words already answer (:func:`implied_answer`): its slot, the answer taken
+    (None: the question's slot stays unknown), the question already answered that the answer leads to, and the
+    step the goal goes on from."""
+
+    slot: str
+    answer: Any
+    answered: Node
+    go_to: str
+
+
+def implied_answer(env: AgentEnv, goal: Goal, sop: Sop, node: Node) -> Implied | None:
+    """A question the customer's earlier words already answer by what they gave: the decision right after it
+    leads, for one way only, to a question whose every value is known.
+
+    - A yes/no question whose decision is written: the answer that leads there is taken ("do you know the email
+      on the account?" after a name and a zip code that its "no" branch asks for).
+    - Any question whose decision's other branches go on with its value (a tool or a step that needs it): the
+      question is passed, its value unknown, and the goal goes on at the answered question ("what is your email?"
+      after a name and a zip code, when only the email's branch looks the account up by email).
+
+    None when the question still matters: both ways lead to answered questions, or neither does."""
     slots = [p.name for p in node.fills if not p.optional and slot_unknown(goal, p.name)]
     after = sop.node(node.next) if node.next else None
     if len(slots) != 1 or after is None or after.kind != "decision" or not after.branches:
         return None
-    kind = env.types(sop).get(slots[0])
-    if kind is None or kind.kind != "boolean":
-        return None
-    if any(b.condition is not None and not b.expr for b in after.branches):
-        return None  # a worded condition is the brain's to judge, on the customer's own answer
     done = {m.action for m in goal.memory}  # a question gone through before leads back round a loop
-    found: list[tuple[bool, Node]] = []
-    for answer in (True, False):
-        target = _branch_for(env, goal, sop, after, {slots[0]: answer})
-        asked = sop.node(target) if target else None
-        if asked is not None and asked.asks and asked.fills and asked.label not in done and all(
-                not slot_unknown(goal, p.name) for p in asked.fills if not p.optional):
-            found.append((answer, asked))
-    return (slots[0], *found[0]) if len(found) == 1 else None
+    kind = env.types(sop).get(slots[0])
+    if kind is not None and kind.kind == "boolean" and all(b.condition is None or b.expr for b in after.branches):
+        found: list[tuple[bool, Node]] = []
+        for answer in (True, False):
+            target = _branch_for(env, goal, sop, after, {slots[0]: answer})
+            asked = sop.node(target) if target else None
+            if asked is not None and _answered(goal, asked, done):
+                found.append((answer, asked))
+        return Implied(slots[0], found[0][0], found[0][1], after.id) if len(found) == 1 else None
+    targets = [sop.node(b.target) for b in after.branches]
+    answered = [t for t in targets if t is not None and _answered(goal, t, done)]
+    others = [t for t in targets if t is not None and t not in answered]
+    if len(answered) != 1 or not others or not all(_needs(t, slots[0]) for t in others):
+        return None
+    return Implied(slots[0], None, answered[0], answered[0].id)
+
+
+def _answered(goal: Goal, asked: Node, done: set[str]) -> bool:
+    """Whether a question waits for nothing: every value it asks is known, and it was not gone through before."""
+    return asked.asks and bool(asked.fills) and asked.label not in done and all(
+        not slot_unknown(goal, p.name) for p in asked.fills if not p.optional)
+
+
+def _needs(step: Node, slot: str) -> bool:
+    """Whether a step goes on with a slot's value: a tool's parameter, or a message that says it."""
+    return any(p.name == slot for p in step.params) or slot in step.arg_map.values() \
+        or any(v.endswith(f".{slot}") or v == slot for v in step.arg_map.values()) or f"{{{slot}}}" in step.message
 
 
 def _branch_for(env: AgentEnv, goal: Goal, sop: Sop, node: Node, values: dict[str, Any]) -> str | None:

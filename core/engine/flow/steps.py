@@ -83,13 +83,15 @@ def take_action(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunRe
             return
         implied = implied_answer(env, goal, sop, node) if missing else None
         if implied is not None:
-            slot, answer, answered = implied
-            resp.decisions.append(f"skip {node.label!r}: {slot} = {str(answer).lower()}, the only answer whose next "
-                                  f"question ({answered.label!r}) the customer already answered")
-            goal.slots[slot] = answer
-            goal.memory.append(MemoryEntry(action=node.label, observation={slot: answer}, feedback="success",
-                                           turn=req.turn))
-            goal.step = node.next
+            said = f"{implied.slot} = {str(implied.answer).lower()}, the only answer" if implied.answer is not None \
+                else f"{implied.slot} is not needed: the only way"
+            resp.decisions.append(f"skip {node.label!r}: {said} whose next question ({implied.answered.label!r}) "
+                                  f"the customer already answered")
+            if implied.answer is not None:
+                goal.slots[implied.slot] = implied.answer
+            goal.memory.append(MemoryEntry(action=node.label, observation={implied.slot: implied.answer},
+                                           feedback="success", turn=req.turn))
+            goal.step = implied.go_to
             return
         if missing and set(missing) <= set(goal.unavailable) and missing_way(env.types(sop), sop, node):
             resp.decisions.append(f"skip {node.label!r}: the customer said they cannot give it")
