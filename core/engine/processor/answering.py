@@ -154,6 +154,9 @@ class RunningGoal:
             t.trace.decisions.append("small talk while a question is pending: asking it again")
             self.runner.reprompt(t, goal)
             return
+        if node is not None and not t.partial and T.asks_to_skip(t.perception.text):
+            self.skip(t, goal, node)
+            return
         if not t.partial:
             t.reading.add(next((c for c in commands if isinstance(c, Unclear)), None)
                           or Unclear(evidence=t.perception.text, why="does not answer the pending question"))
@@ -173,6 +176,19 @@ class RunningGoal:
         self.runner.run_active(t)
         if node is not None and not t.partial and goal.pending == node.id:
             self.say_what_fits(t, node, at)
+
+    def skip(self, t: Turn, goal: Goal, node: Node) -> None:
+        """"Skip this one" to the question put (a question is put only for values it needs): it is asked again,
+        and the request is not counted as an answer that failed (a customer who keeps asking to skip is not
+        stuck, and can still cancel)."""
+        t.reading.add(Unclear(evidence=t.perception.text, why="asks to skip a question the procedure needs"))
+        t.messages.append(say_to(t, "skip_needed"))
+        t.trace.decisions.append(f"the customer asked to skip {node.label!r}, which is needed: asking again "
+                                 "(not counted as a failed answer)")
+        goal.attempts[node.id] = max(0, goal.attempts.get(node.id, 0) - 1)
+        goal.pending = None
+        goal.step = node.id
+        self.runner.run_active(t)
 
     def say_what_fits(self, t: Turn, node: Node, at: int) -> None:
         """A question asked again (the messages from ``at`` on; "didn't catch that" just before them) says what

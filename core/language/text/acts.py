@@ -37,6 +37,7 @@ GREETING = _lex("greeting", start=True)
 THANKS = _lex("thanks", start=True)
 CORRECTION = _lex("correction")
 GO_BACK = _lex("go_back")
+SKIP = _lex("skip_question", start=True, end=True)
 INSTRUCTION = _lex("instructions")
 JUDGEMENT = _lex("judgement", start=True)
 WH_WORD = _lex("question_words")  # "how do I change it?" asks
@@ -72,6 +73,12 @@ def yes_no(text: str) -> bool | None:
     if WEAK_YES.search(t):
         return True
     return True if lead_yes and not is_request(t) else None
+
+
+def asks_to_skip(text: str) -> bool:
+    """Whether the whole message asks to pass the question put ("skip this one", "go to the next question")."""
+    said = LEAD_FILLER.sub("", LEX.segment(text).strip())
+    return bool(SKIP.match(without_particles(said)))
 
 
 def is_go_back(text: str) -> bool:
