@@ -101,9 +101,28 @@ def _date(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
             when = when + relativedelta(months=1)
         if _month_alone(said):  # "Jan de Vries", "May I ask": a month without a day is no date
             continue
+        when = _nearest_century(said, when)
         if NUMERIC_DATE.search(said) or DATE_WORD.search(LEX.segment(said)) or bare_day:
             return when.date().isoformat()
     return None
+
+
+SHORT_YEAR = re.compile(r"\d{1,2}\s*[/.\-]\s*\d{1,2}\s*[/.\-]\s*(\d{2})(?!\d)|['’](\d{2})\b")
+
+
+def _nearest_century(said: str, when: Any) -> Any:
+    """A date written with a two-digit year ("01/10/20", "June '31") in the century that puts it nearest today,
+    whichever way the slot looks (a start date in "20" is 2020 and so in the past, never 2120)."""
+    from datetime import datetime
+
+    if SHORT_YEAR.search(said) is None:
+        return when
+    year = datetime.now().year
+    best = min((when.year + shift for shift in (-100, 0, 100)), key=lambda y: abs(y - year))
+    try:
+        return when.replace(year=best)
+    except ValueError:  # the 29th of February in a year without one
+        return when
 
 
 def _month_alone(said: str) -> bool:

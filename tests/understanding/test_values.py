@@ -76,3 +76,19 @@ def test_a_number_inside_a_name_is_not_a_budget(message: str, amount: int | None
     st = infer_type("budget", "a budget, e.g. 1500", Vocabulary())
     assert st.kind == "money"
     assert extract(st, message, asked=True) == amount
+
+
+def test_a_two_digit_year_is_read_in_the_century_nearest_today() -> None:
+    from datetime import date
+
+    from core.understanding.extract import extract
+    from core.workspace.slots import SlotType
+
+    this_year = date.today().year
+    start = SlotType("first_payment_date", "date")  # a date looking ahead still keeps the year it is told
+    said = f"14/03/{(this_year - 3) % 100:02d}"
+    assert extract(start, said, asked=True) == f"{this_year - 3}-03-14"
+    said = f"14/03/{(this_year + 2) % 100:02d}"
+    assert extract(start, said, asked=True) == f"{this_year + 2}-03-14"
+    born = SlotType("date_of_birth", "date")
+    assert extract(born, "02/11/1987", asked=True) == "1987-11-02"  # four digits: as written
