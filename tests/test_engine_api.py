@@ -62,6 +62,10 @@ def test_branch_decisions_from_observation(demo_ws: Workspace) -> None:
     assert not brain.branch("less than or equal to 72 hrs", {"hours_since_request": 100})
     assert brain.branch("user does not have access", {"has_old_email_access": False})
     assert brain.branch("items found", [{"name": "x"}]) and not brain.branch("items found", [])
+    # a flag the result writes as a word decides like a true/false one, whichever other fields come first
+    result = {"voucher_code": "AB12", "days_old": 2, "refund_allowed": "yes", "note": "checked by the ledger"}
+    assert brain.branch("the refund is allowed", result)
+    assert not brain.branch("the refund is allowed", {**result, "refund_allowed": "no"})
 
 
 def test_a_message_over_the_limit_is_read_in_part_and_the_reply_says_so(demo_ws: Workspace, tmp_path: Path) -> None:

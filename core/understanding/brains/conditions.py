@@ -64,10 +64,10 @@ def field_condition(core: str, obs: Any) -> bool | None:
         return None
     key_words = set(T.words(m.group(1)))
     said = {T.stem(w) for w in key_words | set(T.words(m.group(2))) if w not in T.STOPWORDS}
-    flags = [v for k, v in obs.items() if isinstance(v, bool) and said
+    flags = [v for k, v in obs.items() if _flag(v) and said
              and said <= {T.stem(w) for w in T.words(str(k).replace("_", " "))}]
-    if flags:  # "the refund is approved" against {"refund_approved": true}: the flag both words name
-        return flags[0]
+    if flags:  # "the refund is approved" against {"refund_approved": true} (or "yes"): the flag both words name
+        return truthy(flags[0])
     alts = [norm(a) for a in re.split(r",|\bor\b", m.group(2)) if a.strip()]
     named = [v for k, v in obs.items() if key_words and key_words <= set(T.words(str(k).replace("_", " ")))]
     if not named:
@@ -79,6 +79,11 @@ def field_condition(core: str, obs: Any) -> bool | None:
     if any(norm(str(v)) in alts for v in obs.values() if isinstance(v, str)):
         return None
     return False
+
+
+def _flag(value: Any) -> bool:
+    """Whether a result's value is a flag: true/false, or a yes/no written as a word."""
+    return isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in YES_NO_STRINGS)
 
 
 def observed_number(cond: str, obs: Any) -> float | None:
