@@ -182,7 +182,7 @@ class AnswerReader:
                 val = T.without_particles(val) if isinstance(val, str) else val  # "Galaxy S23 ค่ะ" -> "Galaxy S23"
                 val = self._learned_value(sop, node, p.name, st, val) if len(node.fills) == 1 else val
             if val is None and st.kind == "boolean" and len(node.fills) == 1 and not T.is_question(text) \
-                    and not T.CORRECTION.search(text) and not re.search(r"\d", text):  # "actually make it 75 for her"
+                    and not T.corrects(text) and not re.search(r"\d", text):  # "actually make it 75 for her"
                 val = learned_yes_no(node.message or node.text, text)  # "I reckon that'd be fine" to "shall I?"
             if val is None:  # "yes" / "same as before" to a remembered default ("Still around ฿30,000?")
                 val = accepted_value(goal.slots, p.name, text)

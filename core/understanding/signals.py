@@ -82,7 +82,7 @@ def search_query(text: str, pending: Node | None) -> str:
 
 def corrects(text: str) -> bool:
     """Whether a message has correction or go-back words ("actually", "that was wrong", "go back")."""
-    return bool(T.CORRECTION.search(text)) or T.is_go_back(text)
+    return T.corrects(text) or T.is_go_back(text)
 
 
 def what_stands(text: str) -> str:

@@ -23,7 +23,8 @@ from core.understanding.extract import extract
 from core.understanding.mentions import handle_value, person_name, prose_words
 from core.workspace.slots import GENERIC_NAME_WORDS, SlotType, validate
 
-END = r"(?=\s*(?:,(?!\s*\d{4}\b)|;|\s(?:and|but|&|plus)\s|[.!?](?:\s|$)|$))"  # where a labelled value stops
+# where a labelled value stops: not at a year's comma ("June 3, 1979"), nor inside a number ("6,000")
+END = r"(?=\s*(?:,(?!\s*\d{4}\b)(?!(?<=\d,)\d{3}(?!\d))|;|\s(?:and|but|&|plus)\s|[.!?](?:\s|$)|$))"
 
 
 @dataclass(frozen=True)

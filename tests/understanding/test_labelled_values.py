@@ -57,6 +57,19 @@ def test_words_after_a_label_that_are_no_value_give_nothing(message: str) -> Non
     assert labelled_values(message, types) == []
 
 
+def test_a_labelled_number_keeps_its_thousands() -> None:
+    types = {"spend_limit": declared_type("spend_limit", "money", "", V)}
+    assert [(f.slot, f.value) for f in labelled_values("spend limit is 12,500, cheers", types)] == \
+        [("spend_limit", 12500)]
+
+
+def test_a_correction_is_told_in_each_language_of_the_store() -> None:
+    assert T.corrects("oh wait, I meant the blue one")
+    assert T.corrects("ขอโทษครับ พิมพ์ผิด ขอเป็นสีดำ")  # "sorry, typed it wrong": said without spaces
+    assert not T.corrects("the blue one please")
+
+
+
 def test_labelled_words_are_taken_out_for_the_slots_without_a_label() -> None:
     message = "30307, my pin is 5521 and booking id 44120987"
     rest = blank(message, [(f.start, f.end) for f in labelled_values(message, _types())])

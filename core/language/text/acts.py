@@ -75,6 +75,12 @@ def yes_no(text: str) -> bool | None:
     return True if lead_yes and not is_request(t) else None
 
 
+def corrects(text: str) -> bool:
+    """Whether a message says it corrects what was said before ("actually", "I meant", Thai "พิมพ์ผิด"), in any
+    of the store's languages (words found once the text is cut into words)."""
+    return CORRECTION.search(LEX.segment(text)) is not None
+
+
 def asks_to_skip(text: str) -> bool:
     """Whether the whole message asks to pass the question put ("skip this one", "go to the next question")."""
     said = LEAD_FILLER.sub("", LEX.segment(text).strip())

@@ -66,7 +66,7 @@ class RuleBrain:
     def perceive(self, text: str, sops: list[Sop], *, need_intents: bool = True) -> Perception:
         p = Perception(text=text, question=T.is_question(text), cancel=T.is_cancel(text),
                        greeting=T.is_greeting(text), thanks=T.is_thanks(text),
-                       correction=bool(T.CORRECTION.search(text)), go_back=T.is_go_back(text))
+                       correction=T.corrects(text), go_back=T.is_go_back(text))
         if need_intents and len(self._sop_ids) and T.tokens(text):
             main = T.main_clause(text)  # not the part saying why or when ("... to see if I can afford dinner")
             whole = T.correct_spelling(main if len(T.tokens(main)) >= 2 else text, self.lexicon)

@@ -34,7 +34,7 @@ class PendingReader:
         if n > 8:
             return False
         if n > 4 and any(T.is_question(said) or T.is_request(said) or T.is_cancel(said)
-                         or T.CORRECTION.search(said) or T.is_go_back(said) or T.wants_it_now(said)
+                         or T.corrects(said) or T.is_go_back(said) or T.wants_it_now(said)
                          for said in (text, self.brain.correct(text))):  # "sure, i wuold like to book this cabin"
             return False
         return self.answers_pending(goal, text)
@@ -43,7 +43,7 @@ class PendingReader:
         """Whether a message says it corrects something ("scratch that, I meant 85") and gives a new value
         for a slot the goal already holds: a correction, which outranks a cancel its words may hold."""
         sop = self.sops.get(goal.type)
-        if sop is None or not T.CORRECTION.search(text):
+        if sop is None or not T.corrects(text):
             return False
         found = self.answers.extract_volunteered(goal, sop, text, opening=False)
         return any(goal.slots.get(k) not in (None, "") and v != goal.slots.get(k) for k, v in found.items())
