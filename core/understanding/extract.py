@@ -19,8 +19,7 @@ CHOOSE = re.compile(r"\b(take|get|buy|want|go with|choose|pick|order|like|prefer
 REFERENCE = re.compile(r"\b(the one|that one|this one|the (first|second|third|last|cheapest|"
                        r"cheaper|top) one|you (just )?(recommended|suggested|mentioned|showed))\b", re.I)
 PRONOUN = re.compile(r"\b(it|that|those|them)\b", re.I)
-DECLINE = re.compile(r"^(no|nope|nah|none|neither|not (really|now)|no thanks|no thank you|none of them|"
-                     r"i'?ll pass|maybe later)\b", re.I)
+DECLINE = re.compile(rf"^(?:{LEX.alternation('decline_offer') or '(?!x)x'}){T.L1}", re.I)  # none of those offered
 
 
 def extract(st: SlotType, message: str, *, asked: bool, candidates: list[dict[str, Any]] | None = None) -> Any:
@@ -317,7 +316,7 @@ def _model_like(token: str, first: bool) -> bool:
 def _choice(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     if not cands:
         return None
-    if DECLINE.match(msg.strip()):
+    if DECLINE.match(LEX.segment(msg.strip())):
         return False
     picked = resolve_reference(msg, cands, pronouns=bool(CHOOSE.search(msg)))  # "it's raining" picks nothing
     if picked is not None:

@@ -163,3 +163,18 @@ def test_a_date_is_written_as_people_write_it_and_stays_grounded() -> None:
 ])
 def test_a_yes_or_no_after_a_reaction(text: str, answer: bool | None) -> None:
     assert T.yes_no(text) is answer
+
+
+@pytest.mark.parametrize(("text", "declines"), [
+    ("ไม่สนใจแล้วค่ะ ขอบคุณค่ะ", True),  # not interested any more, thanks
+    ("ไว้ก่อนครับ", True),  # maybe another time
+    ("เอาอันแรกครับ", False),  # the first one please
+    ("I'll pass, thanks", True), ("nah, none of them", True), ("the second one", False),
+])
+def test_turning_down_every_item_offered_in_each_language(text: str, declines: bool) -> None:
+    from core.understanding.extract import extract
+    from core.workspace.slots import SlotType
+
+    offered = [{"name": "Lumo One", "price": 99}, {"name": "Lumo Two", "price": 149}]
+    picked = extract(SlotType("pick", "choice"), text, asked=True, candidates=offered)
+    assert (picked is False) is declines, picked
