@@ -316,8 +316,9 @@ def _model_like(token: str, first: bool) -> bool:
 def _choice(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
     if not cands:
         return None
-    if DECLINE.match(LEX.segment(msg.strip())):
-        return False
+    declined = DECLINE.match(LEX.segment(msg.strip()))
+    if declined and not re.search(r"\b[A-Z0-9]", LEX.segment(msg.strip())[declined.end():]):
+        return False  # "no thanks", "ไม่เอาดีกว่า"; not "ไม่เอา Samsung", which rules one out
     picked = resolve_reference(msg, cands, pronouns=bool(CHOOSE.search(msg)))  # "it's raining" picks nothing
     if picked is not None:
         return picked.get("name") or picked.get("sku")

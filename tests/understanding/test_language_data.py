@@ -178,3 +178,11 @@ def test_turning_down_every_item_offered_in_each_language(text: str, declines: b
     offered = [{"name": "Lumo One", "price": 99}, {"name": "Lumo Two", "price": 149}]
     picked = extract(SlotType("pick", "choice"), text, asked=True, candidates=offered)
     assert (picked is False) is declines, picked
+
+
+def test_ruling_one_out_is_not_turning_every_item_down() -> None:
+    from core.understanding.extract import extract
+    from core.workspace.slots import SlotType
+
+    offered = [{"name": "Lumo One", "brand": "Lumo"}, {"name": "Vela S", "brand": "Vela"}]
+    assert extract(SlotType("pick", "choice"), "ไม่เอา Lumo ค่ะ", asked=True, candidates=offered) is not False
