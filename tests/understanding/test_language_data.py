@@ -18,6 +18,8 @@ from core.language import text as T
     ("ทำไมยังไม่ได้รับของ", True),  # why haven't I received it
     ("อยากเปลี่ยนที่อยู่", False),  # I want to change the address
     ("where is my parcel", True), ("can't log in", False), ("I wonder if it ships abroad", True),
+    ("wont the card still work abroad", True), ("aren't you open on sundays", True),  # a negative, its subject after
+    ("doesn't charge anymore", False), ("won't turn on", False),  # a negative without one: a statement
 ])
 def test_questions_in_each_language(text: str, question: bool) -> None:
     assert T.is_question(text) is question
