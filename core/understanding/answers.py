@@ -46,6 +46,7 @@ from core.understanding.mentions import (
     handle_value,
     labelled_text,
     route_value,
+    stated_answer,
     worded_like,
 )
 from core.understanding.remembered import accepted_value, takes_offer
@@ -388,6 +389,12 @@ class AnswerReader:
                     val = extract(st, str(lone_number(text)), asked=True)
                 if validate(st, val):
                     found[name] = val
+                continue
+            if st.kind == "boolean":  # "I'm travelling abroad" before "are you travelling?" is asked
+                said_yes = next((a for n in sop.nodes.values() if n.asks and any(p.name == name for p in n.fills)
+                                 and (a := stated_answer(n.message or n.text, text)) is not None), None)
+                if said_yes is not None:
+                    found[name] = said_yes
                 continue
             if st.kind not in ("money", "category", "brand", "model", "email", "id", "option", "date"):
                 continue

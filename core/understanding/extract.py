@@ -317,7 +317,7 @@ def _choice(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
     if not cands:
         return None
     declined = DECLINE.match(LEX.segment(msg.strip()))
-    if declined and not re.search(r"\b[A-Z0-9]", LEX.segment(msg.strip())[declined.end():]):
+    if declined and not T.is_cancel(msg) and not re.search(r"\b[A-Z0-9]", LEX.segment(msg.strip())[declined.end():]):
         return False  # "no thanks", "ไม่เอาดีกว่า"; not "ไม่เอา Samsung", which rules one out
     picked = resolve_reference(msg, cands, pronouns=bool(CHOOSE.search(msg)))  # "it's raining" picks nothing
     if picked is not None:

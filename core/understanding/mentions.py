@@ -275,6 +275,58 @@ def worded_like(message: str, example: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+@cache
+def _echoes() -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+    """The language files' yes/no questions and the statements that answer them (``yes_no_echo``), compiled."""
+    out = []
+    for pair in LEX.phrases("yes_no_echo"):
+        asked, _, stated = pair.partition("=>")
+        out.append((re.compile(rf"(?<![\w'])(?:{asked.strip()})(?![\w'])", re.I),
+                    re.compile(rf"(?<![\w'])(?:{stated.strip()})(?![\w'])", re.I)))
+    return out
+
+
+def _predicate(after: str) -> tuple[str, bool] | None:
+    """The first word of substance in the few words after an opening, and whether a negative stands before it
+    ("not", "never", "no", "n't"; the language files' ``negative``): "currently travelling" -> ("travelling",
+    False), "n't got the receipt" -> ("receipt", True)."""
+    adverbs = {w for p in LEX.phrases("statement_adverbs") for w in p.lower().split()}
+    negated = False
+    for word in re.findall(r"[^\W\d_][\w'-]*|n't", after.lower())[:5]:
+        if word in ("n't", "not", "never", "no") or word.endswith("n't"):
+            negated = True
+            continue
+        if word in adverbs or word in T.STOPWORDS or word in ("got",):
+            continue
+        return word, negated
+    return None
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two spellings of one word ("traveling", "travelling"; "restarted", "restart")."""
+    sa, sb = T.stem(a), T.stem(b)
+    undouble = re.compile(r"(\w)\1$")
+    return sa == sb or undouble.sub(r"\1", sa) == undouble.sub(r"\1", sb)
+
+
+def stated_answer(question: str, message: str) -> bool | None:
+    """The answer a statement gives to a yes/no question before it is asked: "I'm travelling abroad" to "Are
+    you travelling outside your usual area?" is yes, "I haven't restarted it" to "Have you restarted the phone?"
+    is no (``yes_no_echo`` in the language files: the question's opening, the statement's, and the same word of
+    substance after both). None when the message states nothing about the question's predicate."""
+    for asked, stated in _echoes():
+        q = asked.search(question)
+        wanted = _predicate(question[q.end():]) if q else None
+        if wanted is None:
+            continue
+        for m in stated.finditer(message):
+            said = _predicate(message[m.end():])
+            if said is not None and _same_word(said[0], wanted[0]):
+                opened_negative = re.search(r"n'?t\b|\bnot\b", m.group(0), re.I) is not None  # "I haven't", "I don't have"
+                return not (said[1] or opened_negative)
+    return None
+
+
 AT_HANDLE = re.compile(r"(?<![\w.@])@[^\W_][\w.]*[^\W_]|(?<![\w.@])@[^\W_]")
 
 

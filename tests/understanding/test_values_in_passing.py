@@ -254,3 +254,35 @@ def test_an_opening_message_fills_an_account_name_a_new_option_and_a_worded_valu
     assert goal.slots.get("new_tier") == "premium"
     assert goal.slots.get("card") == "mastercard ending in 8802"
     assert goal.pending and [p.name for p in bot.reader.sops[goal.type].node(goal.pending).fills] == ["go_ahead"]
+
+
+def test_a_statement_answers_a_yes_no_question_before_it_is_asked() -> None:
+    from core.understanding.mentions import stated_answer
+
+    away = "Are you staying abroad at the moment?"
+    assert stated_answer(away, "hi, I'm currently staying abroad and my card got declined") is True
+    assert stated_answer(away, "I am not staying abroad, I'm home") is False
+    assert stated_answer(away, "my card got declined") is None
+    rebooted = "Thanks. Have you rebooted the router?"
+    assert stated_answer(rebooted, "I've already rebooted it twice") is True
+    assert stated_answer(rebooted, "I haven't rebooted anything") is False
+    slip = "Do you have the packing slip?"
+    assert stated_answer(slip, "I don't have the packing slip any more") is False
+    assert stated_answer(slip, "I have the flu, sorry") is None  # another thing had
+
+
+def test_an_opening_that_states_a_yes_no_fact_is_not_asked_it(tmp_path: Path) -> None:
+    gar = ['ask user whether they are travelling abroad,ask_user_input,"yes or no",,abroad',
+           "say abroad help,message_to_user,Abroad: I have switched on travel mode for your card.,,",
+           "say home help,message_to_user,At home: please try the card again.,,"]
+    steps = ["ask user whether they are travelling abroad", "if abroad is true:", "    say abroad help", "else:",
+             "    say home help"]
+    root = desk(tmp_path / "ws", gar=gar, sops={"card.sop": text_sop(
+        "desk.card", "my card is declined", "my card is declined", steps)})
+    bot = build_orchestrator(root, state_url="sqlite:///:memory:")
+    reply = bot.handle_message("s", "Hello, I'm travelling in Peru and my card is declined everywhere")
+    assert "travel mode" in reply and "?" not in reply, reply
+    reply = bot.handle_message("t", "my card is declined, I am not travelling")
+    assert "try the card again" in reply and "?" not in reply, reply
+    reply = bot.handle_message("u", "my card is declined")
+    assert "abroad" in reply and "?" in reply, reply

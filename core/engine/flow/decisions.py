@@ -61,8 +61,9 @@ def implied_answer(env: AgentEnv, goal: Goal, sop: Sop, node: Node) -> Implied |
     """A question the customer's earlier words already answer by what they gave: the decision right after it
     leads, for one way only, to a question whose every value is known.
 
-    - A yes/no question whose decision is written: the answer that leads there is taken ("do you know the email
-      on the account?" after a name and a zip code that its "no" branch asks for).
+    - A yes/no question whose written decision chooses between two questions: the answer that leads to the
+      answered one is taken ("do you know the email on the account?" after a name and a zip code that its "no"
+      branch asks for). A yes/no question that leads to a check on one side is always put.
     - Any question whose decision's other branches go on with its value (a tool or a step that needs it): the
       question is passed, its value unknown, and the goal goes on at the answered question ("what is your email?"
       after a name and a zip code, when only the email's branch looks the account up by email).
@@ -75,12 +76,12 @@ def implied_answer(env: AgentEnv, goal: Goal, sop: Sop, node: Node) -> Implied |
     done = {m.action for m in goal.memory}  # a question gone through before leads back round a loop
     kind = env.types(sop).get(slots[0])
     if kind is not None and kind.kind == "boolean" and all(b.condition is None or b.expr for b in after.branches):
-        found: list[tuple[bool, Node]] = []
-        for answer in (True, False):
-            target = _branch_for(env, goal, sop, after, {slots[0]: answer})
-            asked = sop.node(target) if target else None
-            if asked is not None and _answered(goal, asked, done):
-                found.append((answer, asked))
+        ways = [sop.node(t) if t else None for t in (_branch_for(env, goal, sop, after, {slots[0]: a})
+                                                      for a in (True, False))]
+        if not all(w is not None and w.asks for w in ways):
+            return None  # only a choice between two questions (two ways to find the account) is answered so
+        found = [(answer, asked) for answer, asked in zip((True, False), ways, strict=True)
+                 if asked is not None and _answered(goal, asked, done)]
         return Implied(slots[0], found[0][0], found[0][1], after.id) if len(found) == 1 else None
     targets = [sop.node(b.target) for b in after.branches]
     answered = [t for t in targets if t is not None and _answered(goal, t, done)]
