@@ -39,14 +39,18 @@ from core.understanding.candidates.learned import spans as learned_spans
 from core.understanding.commerce import offered
 from core.understanding.extract import extract, labelled_value
 from core.understanding.mentions import (
+    address_side,
     at_handle,
     correction_value,
     cut_at_labels,
     framed_tail,
     handle_value,
+    holds_current,
+    holds_target,
     labelled_text,
     route_value,
     stated_answer,
+    street_addresses,
     worded_like,
 )
 from core.understanding.remembered import accepted_value, takes_offer
@@ -371,6 +375,7 @@ class AnswerReader:
                 said = whole.strip() if opening and st.describes and name not in goal.slots \
                     and describes_more(self.brain.correct(whole), sop) else \
                     self._person(st, sop, text) if st.person else None  # or "my pet was Molly"
+                said = said or (self._address(sop, name, st, text) if st.address else None)
                 said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
                 said = said or (at_handle(text) if st.handle else None)  # "remove @kim.sol from my list"
                 said = said or (introduced_handle(text) if st.handle else None)  # "hi, this is dana_k_204"
@@ -407,6 +412,20 @@ class AnswerReader:
             if validate(st, val):
                 found[name] = val
         return own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    def _address(self, sop: Sop, name: str, st: SlotType, text: str) -> str | None:
+        """The street address a message gives for an address slot: the one its words say is held now or wanted
+        ("the old one is ...", "ship it to ... instead") as the slot's name says (``current_address``,
+        ``new_address``); an address they say neither of only for a slot whose name says neither, or for the
+        SOP's one address slot. The street line alone when the hint asks for the street only."""
+        side = "new" if holds_target(name) else "current" if holds_current(name) else ""
+        found = [(street, whole, address_side(text, at, whole)) for at, street, whole in street_addresses(text)]
+        alone = sum(1 for t in self.types(sop).values() if t.address) == 1
+        fits = [(s, w) for s, w, said in found if said == side or (said == "" and (not side or alone))]
+        if len(fits) != 1:
+            return None
+        street, whole = fits[0]
+        return whole if st.address == "full" else street
 
     def _learned_value(self, sop: Sop, node: Node, name: str, st: SlotType, said: Any) -> Any:
         """A text slot holds the value, not the sentence (ARCHITECTURE §3b): where the rules kept several

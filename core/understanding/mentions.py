@@ -327,6 +327,57 @@ def stated_answer(question: str, message: str) -> bool | None:
     return None
 
 
+@cache
+def _street_pattern() -> re.Pattern[str] | None:
+    """A street address as written in a sentence: a house number, up to four words of the street's name and a
+    street type (``street_types`` in the language files), then a unit, a city, a state and a zip code when
+    given (those written with capitals, so "..., and my phone is" is no city)."""
+    types = LEX.alternation("street_types")
+    if not types:
+        return None
+    street = rf"(?<![\w#/-])\d{{1,6}}[a-z]?(?:\s+[a-z0-9][\w'-]*){{0,4}}?\s+(?:{types})(?![\w'])\.?"
+    unit = r"(?:,?\s+(?:apt|apartment|suite|ste|unit|flat|#)\.?\s*[\w-]+)?"
+    place = r"(?-i:(?:,\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3})?(?:,?\s+[A-Z]{2}\b)?)(?:,?\s+\d{5}(?:-\d{4})?\b)?"
+    return re.compile(rf"(?P<street>{street}){unit}{place}", re.I)
+
+
+def street_addresses(message: str) -> list[tuple[int, str, str]]:
+    """The street addresses a message gives, in order: where each starts, its street line ("4160 Elm St") and
+    the whole address as written ("101 Highway, Springfield, IL 62701")."""
+    pattern = _street_pattern()
+    found = []
+    for m in pattern.finditer(message) if pattern is not None else ():
+        street = m.group("street").rstrip(".")
+        named = street.split()[1:-1]  # the street's name: words of its own ("order 3 items by the way" is none)
+        if any(w.lower() in T.STOPWORDS for w in named) or (not named and not street.split()[-1][:1].isupper()):
+            continue
+        whole = m.group(0).rstrip(" .,")
+        found.append((m.start(), street, whole if len(whole) > len(street) else street))
+    return found
+
+
+def address_side(message: str, at: int, said: str = "") -> str:
+    """Whether the address ``said`` at ``at`` is the one held now ("the old one is 4160 Elm St": "current") or the
+    one wanted ("ship it to 12 Oak Rd", "my new address is ...", "... 12 Oak Rd instead": "new"), from the words
+    just before it in its sentence, or an "instead" right after it; "" when they say neither."""
+    before = " ".join(re.split(r"[.!?;]\s|,\s*(?:and|but)\s", message[:at])[-1].lower().split()[-6:])
+    current = LEX.alternation("current_words")
+    if current and re.search(rf"\b(?:{current})\b", before):
+        return "current"
+    new = {w.lower() for w in LEX.phrases("target_words")}
+    after = message[at + len(said):].lower().split()[:2]
+    if set(re.findall(r"[a-z]+", before)) & new or re.search(r"\bto\s*$", before) or "instead" in " ".join(after):
+        return "new"
+    return ""
+
+
+def holds_current(slot: str) -> bool:
+    """Whether a slot's name says it holds the value held now (``current_address``, ``old_email``)."""
+    words = " ".join(re.split(r"[_\W]+", slot.lower()))
+    current = LEX.alternation("current_words")
+    return bool(current) and re.search(rf"\b(?:{current})\b", words) is not None
+
+
 AT_HANDLE = re.compile(r"(?<![\w.@])@[^\W_][\w.]*[^\W_]|(?<![\w.@])@[^\W_]")
 
 

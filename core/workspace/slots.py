@@ -35,6 +35,7 @@ class SlotType:
     others: bool = False  # a person's name that is not the customer's own (a recipient, a contact)
     name_part: str = ""  # "first" or "last": the part of a full name the slot keeps
     handle: bool = False  # one word that names an account (a username, a login): never a sentence
+    address: str = ""  # a postal address: "street" (the street line only) or "full" (with city, zip...)
     low: float | None = None  # a number's allowed range ("a number from 2 to 50")
     high: float | None = None
     unit: str = ""  # what a number counts ("how many people"): "12 people" gives it unasked
@@ -107,7 +108,10 @@ def _weighed(name: str, expects: str, vocab: Vocabulary, questions: Sequence[str
         if len(alternatives) >= 2 and len({_kind_of(a.lower(), a) or "text" for a in alternatives}) > 1:
             return _refine(SlotType(name, "text"), n, expects), f"its hint, which offers more than one kind ({said!r})"
     if K.ADDRESS_WORDS.search(head):
-        return SlotType(name, "text"), f"its hint, which asks for an address ({head!r})"
+        whole = any(re.search(r"\b(city|zip|post ?code|postal|state|country|full)\b", said, re.I)
+                    for said in (expects, *questions))
+        return SlotType(name, "text", address="full" if whole else "street"), \
+            f"its hint, which asks for an address ({head!r})"
     kind = _kind_of(head.lower(), head) if head else None
     why = f"its hint {head!r}"
     if kind is None:

@@ -286,3 +286,29 @@ def test_an_opening_that_states_a_yes_no_fact_is_not_asked_it(tmp_path: Path) ->
     assert "try the card again" in reply and "?" not in reply, reply
     reply = bot.handle_message("u", "my card is declined")
     assert "abroad" in reply and "?" in reply, reply
+
+
+def test_a_street_address_said_in_passing_and_which_one_it_is() -> None:
+    from core.understanding.mentions import address_side, street_addresses
+
+    said = "Morning! My previous place was 88 Quarry Lane. Please send the parcel to 17 Alder Rd, Leeds instead."
+    found = street_addresses(said)
+    assert [(street, whole) for _, street, whole in found] == [("88 Quarry Lane", "88 Quarry Lane"),
+                                                               ("17 Alder Rd", "17 Alder Rd, Leeds")]
+    assert [address_side(said, at, whole) for at, _, whole in found] == ["current", "new"]
+    assert street_addresses("I bought 3 mugs by the way") == []  # no street's name, no address
+    assert street_addresses("deliver to 9 Harbour Way, Portland, OR 97201")[0][2] == "9 Harbour Way, Portland, OR 97201"
+
+
+def test_an_opening_gives_the_old_and_the_new_address_to_their_own_slots(tmp_path: Path) -> None:
+    gar = ['ask for the old address,ask_user_input,"the street address on the account now (street only)",,'
+           'current_address',
+           'ask for the new address,ask_user_input,"the new address with its city and zip code",,new_address',
+           "say it is moved,message_to_user,Moved from {current_address} to {new_address}.,,"]
+    steps = ["ask for the old address", "ask for the new address", "say it is moved"]
+    root = desk(tmp_path / "ws", gar=gar, sops={"move.sop": text_sop(
+        "desk.move", "I moved house", "I moved house", steps)})
+    bot = build_orchestrator(root, state_url="sqlite:///:memory:")
+    reply = bot.handle_message("s", "I moved house. The old one was 52 Birch Ave, and please use 7 Kiln Street, "
+                                    "Bristol BS1 instead")
+    assert "Moved from 52 Birch Ave to 7 Kiln Street, Bristol" in reply, reply
