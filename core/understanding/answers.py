@@ -40,6 +40,7 @@ from core.understanding.commerce import offered
 from core.understanding.extract import extract, labelled_value
 from core.understanding.mentions import (
     address_side,
+    asked_verb,
     at_handle,
     correction_value,
     cut_at_labels,
@@ -48,6 +49,7 @@ from core.understanding.mentions import (
     holds_current,
     holds_target,
     labelled_text,
+    named_object,
     route_value,
     stated_answer,
     street_addresses,
@@ -65,7 +67,7 @@ from core.understanding.values import (
     stated_default,
     value_span,
 )
-from core.workspace.slots import EXAMPLES_LEAD, SlotType, validate
+from core.workspace.slots import EXAMPLES_LEAD, GENERIC_NAME_WORDS, SlotType, validate
 
 
 def pending_first(named: dict[str, Any], node: Node, types: dict[str, SlotType]) -> dict[str, Any]:
@@ -376,7 +378,10 @@ class AnswerReader:
                     and describes_more(self.brain.correct(whole), sop) else \
                     self._person(st, sop, text) if st.person else None  # or "my pet was Molly"
                 said = said or (self._address(sop, name, st, text) if st.address else None)
-                said = said or (labelled_text(text, self._labels(sop).get(name, set())) if not st.describes else None)
+                said = said or (self._object(sop, name, text) if not (st.describes or st.person or st.handle
+                                                                       or st.address) else None)
+                said = said or (labelled_text(text, self._labels(sop).get(name, set()), place=self._asks_where(sop, name))
+                                if not st.describes else None)
                 said = said or (at_handle(text) if st.handle else None)  # "remove @kim.sol from my list"
                 said = said or (introduced_handle(text) if st.handle else None)  # "hi, this is dana_k_204"
                 said = said or (route_value(text, name) if not st.describes and not st.person else None)
@@ -412,6 +417,31 @@ class AnswerReader:
             if validate(st, val):
                 found[name] = val
         return own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    @staticmethod
+    def _asks_where(sop: Sop, name: str) -> bool:
+        """Whether the question for a slot asks where something goes ("where should the refund go?")."""
+        where = LEX.alternation("place_asks")
+        return bool(where) and any(re.search(rf"(?<![\w']){where}(?![\w'])", n.message or n.text, re.I)
+                                   for n in sop.nodes.values() if n.asks and any(p.name == name for p in n.fills))
+
+    def _object(self, sop: Sop, name: str, text: str) -> str | None:
+        """The thing a request names for the question asking what an action is done to ("I want to return the
+        garden chair" before "which items to return?"), or, for a slot holding what is wanted instead
+        (``new_item``), the thing it names in its place ("exchange the red mug for the blue one")."""
+        asks = [n for n in sop.nodes.values() if n.asks and asked_verb(n.message or n.text)]
+        own = [n for n in asks if any(p.name == name for p in n.fills)]
+        if own:
+            said = named_object(text, asked_verb(own[0].message or own[0].text) or "")
+        elif holds_target(name):
+            said = next((w for v in dict.fromkeys(asked_verb(n.message or n.text) or "" for n in asks)
+                         if (w := named_object(text, v, instead=True))), None)
+        else:
+            return None
+        # "return an item": the words the question itself uses name no particular thing
+        known = {T.stem(w) for n in own or asks for w in T.tokens(f"{n.message} {n.text} {n.expects}")}
+        known |= {T.stem(w) for w in T.tokens(name.replace("_", " "))} | set(GENERIC_NAME_WORDS)
+        return said if said and {T.stem(w) for w in T.tokens(said)} - known else None
 
     def _address(self, sop: Sop, name: str, st: SlotType, text: str) -> str | None:
         """The street address a message gives for an address slot: the one its words say is held now or wanted

@@ -378,6 +378,34 @@ def holds_current(slot: str) -> bool:
     return bool(current) and re.search(rf"\b(?:{current})\b", words) is not None
 
 
+def asked_verb(question: str) -> str | None:
+    """The verb a question asks the thing of ("which items to return?" -> "return"; ``object_asks`` in the
+    language files); None when it asks no such thing."""
+    leads = LEX.alternation("object_asks")
+    m = re.search(rf"(?<![\w'])(?:{leads})\s+([a-z][a-z'-]+)", question, re.I) if leads else None
+    return m.group(1).lower() if m else None
+
+
+def named_object(message: str, verb: str, *, instead: bool = False) -> str | None:
+    """The thing a request names after a verb ("I want to return the garden chair, it's broken" -> "the garden
+    chair" for "return"): a determiner and up to six words, to the end of the clause or a word that ends it
+    (``object_stops``). With ``instead``, the thing wanted in its place ("exchange the red mug for the blue one"
+    -> "the blue one": ``swap_joiners``). None when the verb names no such thing."""
+    starts, stops = LEX.alternation("object_starts"), LEX.alternation("object_stops")
+    if not starts or not stops:
+        return None
+    thing = rf"((?:{starts})\s+[\w'-]+(?:\s+(?!(?:{stops})\b)[\w'-]+){{0,5}}?)(?=\s+(?:{stops})\b|\s*[,.;!?]|$)"
+    m = re.search(rf"(?<![\w']){re.escape(verb)}\w*\s+{thing}", message, re.I)
+    if m is None:
+        return None
+    if not instead:
+        return m.group(1)
+    joiners = LEX.alternation("swap_joiners")
+    rest = message[m.end(1):]
+    wanted = re.match(rf"\s+(?:{joiners})\s+((?:{starts})\s+[^,.;!?]+?)\s*(?:[,.;!?]|$)", rest, re.I) if joiners else None
+    return wanted.group(1) if wanted else None
+
+
 AT_HANDLE = re.compile(r"(?<![\w.@])@[^\W_][\w.]*[^\W_]|(?<![\w.@])@[^\W_]")
 
 
@@ -411,14 +439,20 @@ def handle_value(message: str, slot: str) -> str | None:
 LABEL_VALUE = r"\s*(?:is|was|are|were|:|=|-)\s*([^,;.!?]+?)(?=\s*(?:[,;.!?]|\band\b|\bbut\b|$))"
 
 
-def labelled_text(message: str, label_words: set[str]) -> str | None:
+def labelled_text(message: str, label_words: set[str], *, place: bool = False) -> str | None:
     """A free-text answer the customer gives by naming its question ("my first school was Hillcrest",
     "the street I grew up on was Elm Row", "DOB: 12/12/2001"): the words after one of ``label_words`` and
-    "is"/"was"/":", up to the next punctuation or "and"."""
+    "is"/"was"/":", up to the next punctuation or "and". For a question asking where (``place``), also the words
+    after the thing asked about and "to" ("refund it to my original card": ``place_joiners``)."""
+    places = LEX.alternation("place_joiners") if place else ""
     for word in sorted(label_words, key=len, reverse=True):
         label = rf"\b{re.escape(word)}\w*(?:'s)?\b"
         m = re.search(label + r"(?:\s+[a-z']+){0,2}?" + LABEL_VALUE, message, re.I) or \
             re.search(label + r"\s*(\d[\d/.\-]*\d)", message, re.I)  # "DOB 20/02/1980"
+        to = re.search(label + rf"(?:\s+(?:it|them))?\s+(?:{places})\s+([^,;.!?]+?)(?=\s*(?:[,;.!?]|\band\b|$))",
+                       message, re.I) if places and m is None else None  # "refund it to my card"
+        if to and 0 < len(T.words(to.group(1))) <= 5:
+            return to.group(1).strip(" '\"")
         if m and 0 < len(T.words(m.group(1))) <= 5 and not T.is_unable(m.group(1)) \
                 and not T.is_judgement(m.group(1)):
             return (m.group(1) + _continued(message[m.end(1):])).strip(" '\"")

@@ -312,3 +312,34 @@ def test_an_opening_gives_the_old_and_the_new_address_to_their_own_slots(tmp_pat
     reply = bot.handle_message("s", "I moved house. The old one was 52 Birch Ave, and please use 7 Kiln Street, "
                                     "Bristol BS1 instead")
     assert "Moved from 52 Birch Ave to 7 Kiln Street, Bristol" in reply, reply
+
+
+def test_the_thing_a_request_names_for_the_question_asking_what_an_action_is_done_to() -> None:
+    from core.understanding.mentions import asked_verb, labelled_text, named_object
+
+    assert asked_verb("Which parts would you like to replace?") == "replace"
+    assert asked_verb("ask user which plan to cancel") == "cancel"
+    assert asked_verb("What is your name?") is None
+    said = "hello, I need to replace the left hinge for the right one because it squeaks"
+    assert named_object(said, "replace") == "the left hinge"
+    assert named_object("swap the red strap for the black one, please", "swap", instead=True) == "the black one"
+    assert named_object("please cancel my gym plan, thanks", "cancel") == "my gym plan"
+    assert named_object("I'd like to cancel a plan I have", "cancel") is None  # "a plan": none in particular yet
+    assert labelled_text("and send the deposit to my savings account, ta", {"deposit"}, place=True) == \
+        "my savings account"
+    assert labelled_text("the deposit to my savings account", {"deposit"}) is None  # only for a "where" question
+
+
+def test_an_opening_names_the_part_to_replace_and_where_the_deposit_goes(tmp_path: Path) -> None:
+    gar = ['ask user which part to replace,ask_user_input,"one part of the chair, e.g. the armrest",,part',
+           'ask user where the deposit should go,ask_user_input,"the card it was paid with, or store credit",,'
+           'deposit_to',
+           "say it is booked,message_to_user,Replacing {part}; the deposit goes to {deposit_to}.,,"]
+    steps = ["ask user which part to replace", "ask user where the deposit should go", "say it is booked"]
+    root = desk(tmp_path / "ws", gar=gar, sops={"part.sop": text_sop(
+        "desk.part", "replace a part", "I need a part of my chair replaced", steps)})
+    bot = build_orchestrator(root, state_url="sqlite:///:memory:")
+    reply = bot.handle_message("s", "Hi, I need to replace the left armrest, deposit to my debit card")
+    assert "Replacing the left armrest; the deposit goes to my debit card." in reply, reply
+    reply = bot.handle_message("t", "Hi, I need to replace a broken bit on the chair")
+    assert "part" in reply.lower() and "deposit" not in reply.lower(), reply  # "a broken bit": which, still asked
