@@ -6,8 +6,10 @@ request, an offered item picked without its name, and a number given on its own.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
+from core.language import lexicons as LEX
 from core.language import text as T
 from core.shared.models import Goal
 from core.sop.expr_eval import lookup
@@ -59,11 +61,20 @@ def describes_more(text: str, sop: Sop) -> bool:
     text = text.strip()[greeting.end():] if greeting else text  # "good morning, ..." describes nothing yet
     named = {T.stem(w) for w in T.tokens(sop.title)} | request_words(sop)
     rest = [w for w in T.tokens(text) if T.stem(w) not in named and w not in T.GENERAL_WORDS
-            and w not in REQUEST_WORDS and "'" not in w]  # "I'd like to submit a report"
+            and w not in REQUEST_WORDS and w not in _asking_words() and "'" not in w]  # "I'd like to submit a report"
     return len(rest) >= DESCRIPTION_WORDS or (bool(rest) and T.is_question(text) and not T.is_request(text))
 
 
 DESCRIPTION_WORDS = 2
+
+
+@cache
+def _asking_words() -> frozenset[str]:
+    """Words that ask or say something is wrong without describing it, in every language of the store: polite
+    particles, function and request words, and ``vague_trouble`` ("problem", "มีปัญหา")."""
+    keys = ("particles", "function_words", "request", "request_verbs", "vague_trouble")
+    return frozenset(w.lower() for key in keys for p in LEX.phrases(key) for w in p.split()
+                     if not re.search(r"[()|?*+\\\[\]{}'’.]", w))  # plain words, not patterns
 
 
 def request_words(sop: Sop) -> set[str]:

@@ -188,3 +188,18 @@ def test_ruling_one_out_is_not_turning_every_item_down() -> None:
 
     offered = [{"name": "Lumo One", "brand": "Lumo"}, {"name": "Vela S", "brand": "Vela"}]
     assert extract(SlotType("pick", "choice"), "ไม่เอา Lumo ค่ะ", asked=True, candidates=offered) is not False
+
+
+@pytest.mark.parametrize(("opening", "describes"), [
+    ("my blender has a problem, can you help?", False),  # something is wrong, not what
+    ("ทีวีมีปัญหาค่ะ ช่วยดูให้หน่อยได้ไหมคะ", False),  # the TV has a problem, can you look: with its particles
+    ("my blender smells of burning and stops after ten seconds", True),
+    ("เครื่องปั่นมีกลิ่นไหม้แล้วดับเองค่ะ", True),  # it smells burnt and switches itself off
+])
+def test_an_opening_that_only_says_something_is_wrong_describes_nothing_yet(opening: str, describes: bool) -> None:
+    from core.sop.graph import Sop
+    from core.understanding.answer_shape import describes_more
+
+    sop = Sop(id="desk.repair", title="Kitchen appliance repair", agent="desk", priority=1,
+              triggers=["I need a repair"], description="", file="repair.sop", format="text", start="", nodes={})
+    assert describes_more(opening, sop) is describes
