@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 import streamlit as st
@@ -362,6 +363,26 @@ def _tool(picks: Pickers, have: dict[str, Any], key: str, agent: str) -> dict[st
     return {"tool": name, "params": params, "result_key": result, "message": message}
 
 
+def _compare_with(picks: Pickers, left: str, key: str) -> str | None:
+    """The value to compare ``left`` with, offered as its kind allows: true or false for a yes/no slot, the
+    options of a choice, a number or a date field, else a value it is known to take or one typed."""
+    choice = picks.compare_with(left)
+    if choice.kind:
+        st.caption(f"`{left}` is {choice.kind}" + (": true is a customer's yes" if choice.options == ("true", "false")
+                                                   else ""))
+    where = f"{key}_right_{choice.mode}_{left}"
+    if choice.mode == "pick":
+        return st.selectbox("Compare with", choice.options, index=None, key=where, placeholder="pick a value")
+    if choice.mode == "number":
+        number = st.number_input("Compare with", value=None, key=where, placeholder="a number", step=1.0)
+        return None if number is None else (str(int(number)) if float(number).is_integer() else str(number))
+    if choice.mode == "date":
+        day = st.date_input("Compare with", value=None, key=where, format="YYYY-MM-DD")
+        return day.isoformat() if isinstance(day, date) else None
+    return st.selectbox("Compare with", choice.options, index=None, key=where, accept_new_options=True,
+                        placeholder="pick or type a value")
+
+
 def _condition(canvas: Canvas, picks: Pickers, current: str, key: str) -> str:
     """The condition field, a small builder (value, operator, value to compare with) and the live check."""
     text_key = f"{key}_cond"
@@ -369,11 +390,11 @@ def _condition(canvas: Canvas, picks: Pickers, current: str, key: str) -> str:
         st.session_state[text_key] = current
     names = sorted(picks.values)
     with st.popover("Build a condition", icon=":material/tune:"):
-        left = st.selectbox("Value", names, index=None, key=f"{key}_left", placeholder="pick a slot or result")
+        left = st.selectbox("Value", names, index=None, key=f"{key}_left", placeholder="pick a slot or result",
+                            format_func=lambda n: f"{n} · {picks.compare_with(n).kind}" if picks.compare_with(n).kind
+                            else n)
         op = st.selectbox("Operator", OPERATORS, key=f"{key}_op")
-        known = picks.values.get(left or "", [])
-        right = st.selectbox("Compare with", known, index=None, key=f"{key}_right", accept_new_options=True,
-                             placeholder="pick or type a value")
+        right = _compare_with(picks, left or "", key)
 
         def use() -> None:
             try:
