@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 from streamlit_flow import streamlit_flow
 from streamlit_flow.elements import StreamlitFlowEdge, StreamlitFlowNode
-from streamlit_flow.layouts import ManualLayout
+from streamlit_flow.layouts import LayeredLayout
 from streamlit_flow.state import StreamlitFlowState
 
 from core.playground import SopCheck
@@ -30,6 +30,8 @@ from core.workspace.slots import SLOT_TYPES
 
 LABELS: dict[str, str] = {"ask": "Ask", "tool": "Tool call", "message": "Message", "decision": "Decision",
                           "call": "Call SOP", "handoff": "Hand off", "end": "End"}
+NODE_GAP, LAYER_GAP = 40.0, 60.0  # between steps side by side, and between layers
+UNREACHED = "no arrow from the start leads here: connect a step to it, or delete it"
 COLOURS = {"ask": "#dcebff", "tool": "#ffe5cc", "message": "#dff5e3", "decision": "#fff4cc", "call": "#efe3ff",
            "handoff": "#ffdede", "end": "#e8e8e8"}
 
@@ -70,7 +72,9 @@ def _flow(canvas: Canvas, marks: dict[str, list[Problem]], rel: str) -> Streamli
     selected = st.session_state.get(f"canvas_sel_{rel}")
     sig = _digest(canvas.source + repr(sorted((k, [p.message for p in v]) for k, v in marks.items())))
     if st.session_state.get(f"{key}_sig") != sig or key not in st.session_state:
-        nodes = [_node(n, marks.get(n.id, []), n.id == canvas.start, n.id == selected) for n in canvas.nodes.values()]
+        loose = set(canvas.unreached())
+        nodes = [_node(n, i, marks.get(n.id, []), n.id == canvas.start, n.id == selected, n.id in loose)
+                 for i, n in enumerate(canvas.nodes.values())]
         edges = [StreamlitFlowEdge(e.id, e.source, e.target, edge_type="smoothstep", label=e.label,
                                    label_show_bg=bool(e.label), marker_end={"type": "arrowclosed"},
                                    style={"strokeWidth": 1.6}) for e in canvas.edges]
@@ -79,7 +83,7 @@ def _flow(canvas: Canvas, marks: dict[str, list[Problem]], rel: str) -> Streamli
     state: StreamlitFlowState = st.session_state[key]
     new = streamlit_flow(f"canvas_{rel}", state, height=640, fit_view=True, allow_new_edges=True,
                          get_node_on_click=True, get_edge_on_click=True, hide_watermark=True, min_zoom=0.2,
-                         layout=ManualLayout())
+                         layout=LayeredLayout("down", node_node_spacing=NODE_GAP, node_layer_spacing=LAYER_GAP))
     seen = st.session_state.get(f"{key}_seen", 0)
     if new is state or new.timestamp <= max(state.timestamp, seen):
         return None
@@ -87,14 +91,19 @@ def _flow(canvas: Canvas, marks: dict[str, list[Problem]], rel: str) -> Streamli
     return new
 
 
-def _node(node: CanvasNode, problems: list[Problem], start: bool, selected: bool) -> StreamlitFlowNode:
-    worst = "error" if any(p.severity == "error" for p in problems) else "warning" if problems else ""
+def _node(node: CanvasNode, order: int, problems: list[Problem], start: bool, selected: bool,
+          loose: bool) -> StreamlitFlowNode:
+    """A step as drawn: its kind, its label, its problems; ``loose``: no arrow from the start reaches it.
+    Placed in a column until the layered layout places it (sized to the step as shown)."""
+    shown = [p for p in problems if p.severity in ("error", "warning")]
+    if loose and not any("unreachable" in p.message for p in shown):
+        shown.append(Problem("", node.line, "warning", UNREACHED))
+    worst = "error" if any(p.severity == "error" for p in shown) else "warning" if shown else ""
     border = {"error": "#d1242f", "warning": "#d4a72c"}.get(worst, "#1f6feb" if selected else "#8a94a6")
     label = node.label.replace("<", "&lt;")
     lines = [f"**{LABELS[node.kind]}**" + (" · start" if start else ""), label if node.kind != "end" else ""]
-    lines += [f"{'⛔' if p.severity == 'error' else '⚠️'} {p.message[:140]}".replace("<", "&lt;") for p in problems
-              if p.severity in ("error", "warning")][:3]
-    return StreamlitFlowNode(node.id, (node.x, node.y), {"content": "\n\n".join(x for x in lines if x)},
+    lines += [f"{'⛔' if p.severity == 'error' else '⚠️'} {p.message[:140]}".replace("<", "&lt;") for p in shown][:3]
+    return StreamlitFlowNode(node.id, (0.0, order * 160.0), {"content": "\n\n".join(x for x in lines if x)},
                              node_type="output" if node.kind == "end" else "default", selectable=True,
                              connectable=node.kind != "end",
                              style={"background": COLOURS[node.kind],
@@ -164,6 +173,8 @@ def _side(pg: Playground, canvas: Canvas, picks: Pickers, marks: dict[str, list[
         st.caption(node.label)
     for p in marks.get(node.id, []):
         (st.error if p.severity == "error" else st.warning)(p.message, icon=":material/error:")
+    if node.id in canvas.unreached() and not any("unreachable" in p.message for p in marks.get(node.id, [])):
+        st.warning(UNREACHED, icon=":material/link_off:")
     if node.details:
         st.caption(" · ".join(f"{name}: {value}" for name, value in node.details.items()))
     branch: int | None = None
