@@ -186,8 +186,7 @@ with tab_ws:
 
 with tab_versions:
     known = pg.history.versions()
-    st.markdown(f"This workspace now: **{pg.history.current_version()}**. A chat records the version that answered it "
-                "(Inspector, trace). Publish a version before a demo or a big change; roll back to one at any time.")
+    now_line = st.empty()  # written after the form: a version published below is what the workspace now is
     with st.form("publish_version", border=False):
         note = st.text_input("Note", max_chars=300, key="version_note",
                              placeholder="e.g. returns flow for the Friday demo")
@@ -198,6 +197,9 @@ with tab_versions:
                 known = pg.history.versions()
             except UserInputError as exc:
                 st.error(str(exc), icon=":material/error:")
+    now_line.markdown(f"This workspace now: **{pg.history.current_version()}**. A chat records the version that "
+                      "answered it (Inspector, trace). Publish a version before a demo or a big change; roll back to "
+                      "one at any time.")
     if not known:
         st.info("No version published yet.", icon=":material/history:")
     else:

@@ -56,11 +56,12 @@ def quick_fix(step: str) -> None:
                     st.error(str(exc))
 
 
-def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str) -> None:
-    """A save that would break conversation tests that pass now: what breaks, and the two ways on."""
+def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str) -> bool:
+    """A save that would break conversation tests that pass now: what breaks, and the two ways on. Whether it
+    was saved now (the status lines below then say so)."""
     held = st.session_state.get(HELD)
     if not held or held["rel"] != rel or held["text"] != text:
-        return
+        return False
     a, b, c = st.columns([1.1, 1.5, 1])
     done = None
     if a.button("Save anyway", icon=":material/warning:", key=f"anyway_{rel}"):
@@ -77,6 +78,8 @@ def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str
         widgets.saved(done, what)
         if done.saved:
             refresh()
+            return True
+    return False
 
 
 HELD_ACTION = "studio_held_action"  # a create, duplicate or delete held by conversation tests: {what, run, after}
@@ -138,12 +141,14 @@ with tab_sops:
     col_list, col_edit = cols[0], cols[1]
     with col_list:
         names = [f.name for f in files]
-        labels = {f.name: f.name + ("" if f.compiled else " (has errors)") for f in files}
+        labels = {f.name: f.name + (" (new, not saved)" if not f.saved else "" if f.compiled else " (has errors)")
+                  for f in files}
+        unsaved = {f.name for f in files if not f.saved}
         kept = st.session_state.get(PICKED)
         choice = st.radio("SOP files", names, format_func=lambda n: labels[n], key=f"sop_choice_{gen}",
                           index=names.index(kept) if kept in names else 0) if names else None
         st.session_state[PICKED] = choice
-        drafted = [n for n in names if f"sops/{n}" in set(pg.drafts.names())]
+        drafted = [n for n in names if f"sops/{n}" in set(pg.drafts.names()) and n not in unsaved]
         if drafted:  # beside the list, not in its labels: a changing label would clear the selection
             st.caption("Unsaved drafts: " + ", ".join(drafted))
         with st.popover("New SOP", icon=":material/add:", width="stretch"):
@@ -154,14 +159,9 @@ with tab_sops:
                     stem = new_name.strip().rsplit(".", 1)[0] if new_name.strip() else ""
                     fname = f"{stem}.{'sop' if fmt == 'text' else 'json'}" if stem else ""
                     source = templates.new_sop(pg.workspace, stem, fmt)
-
-                    def opened(fname: str = fname) -> None:
-                        st.session_state[PICKED] = fname
-                        refresh()
-                        st.rerun()
-
-                    checked_action(f"sops/{fname}", lambda mode, f=fname, src=source: pg.studio.save_sop(
-                        f, src, create=True, tests=mode), opened)
+                    st.session_state[PICKED] = pg.studio.start_sop(fname, source)  # a draft until first saved
+                    refresh()
+                    st.rerun()
                 except UserInputError as exc:
                     st.error(str(exc))
         with st.popover("Import STAR flow", icon=":material/input:", width="stretch"):
@@ -185,7 +185,7 @@ with tab_sops:
                         refresh()
                 except UserInputError as exc:
                     st.error(str(exc))
-        if choice:
+        if choice and choice not in unsaved:
             with st.popover("Duplicate", icon=":material/content_copy:", width="stretch"):
                 suffix = choice.rsplit(".", 1)[1]
                 copy_name = st.text_input("New file name", value=f"{choice.rsplit('.', 1)[0]}_copy.{suffix}",
@@ -249,9 +249,11 @@ with tab_sops:
                 if result.saved:
                     check, dirty = pg.studio.check_sop(choice, edited), False
                     refresh()
-            held_save(rel, edited, lambda mode: pg.studio.save_sop(choice, edited, tests=mode), rel)
+            if held_save(rel, edited, lambda mode: pg.studio.save_sop(choice, edited, tests=mode), rel):
+                check, dirty = pg.studio.check_sop(choice, edited), False
             if dirty:
-                c2.caption("Unsaved draft: kept if you leave this page, not used by the chat until saved.")
+                c2.caption("New SOP: not in the chat until it is first saved." if choice in unsaved else
+                           "Unsaved draft: kept if you leave this page, not used by the chat until saved.")
                 with c2.popover("Discard draft", icon=":material/delete_sweep:"):
                     st.write(f"Throw away the unsaved changes to `{rel}` and go back to the saved version?")
                     if st.button("Discard", type="primary", key="discard_sop"):
@@ -293,7 +295,9 @@ with tab_gar:
             st.session_state[HELD] = {"rel": "gar.csv", "text": pg.studio.gar_text(gar_rows)}
         if result.saved:
             refresh()
-    held_save("gar.csv", pg.studio.gar_text(gar_rows), lambda mode: pg.studio.save_gar(gar_rows, tests=mode), "gar.csv")
+    if held_save("gar.csv", pg.studio.gar_text(gar_rows), lambda mode: pg.studio.save_gar(gar_rows, tests=mode),
+                 "gar.csv"):
+        gar_dirty = False
     if gar_dirty:
         g2.caption("Unsaved draft: kept if you leave this page, not used by the chat until saved.")
         with g2.popover("Discard draft", icon=":material/delete_sweep:"):

@@ -68,17 +68,32 @@ def test_branch_decisions_from_observation(demo_ws: Workspace) -> None:
     assert not brain.branch("the refund is allowed", {**result, "refund_allowed": "no"})
 
 
-def test_a_message_over_the_limit_is_read_in_part_and_the_reply_says_so(demo_ws: Workspace, tmp_path: Path) -> None:
+def test_a_long_message_is_read_whole_up_to_the_limit(demo_ws: Workspace, tmp_path: Path) -> None:
     from core.engine.orchestrator import MAX_MESSAGE_CHARS
 
     orch = _orch(demo_ws, tmp_path)
-    text = "Recommend a gaming mouse. " + "I really like long walks by the sea. " * 200
+    text = "I really like long walks by the sea. " * 275 + "Recommend a gaming mouse."
+    assert 10_000 <= len(text) <= MAX_MESSAGE_CHARS
+    reply = orch.handle_message("long", text)
+    assert "Your message was long" not in reply
+    trace = orch.last_trace("long")
+    assert trace is not None and trace["user"] == text  # the question at its end is read
+    assert reply == orch.handle_message("short", "Recommend a gaming mouse.")
+
+
+def test_a_message_over_the_limit_keeps_its_last_part_and_the_reply_says_so(demo_ws: Workspace,
+                                                                             tmp_path: Path) -> None:
+    from core.engine.orchestrator import MAX_MESSAGE_CHARS
+
+    orch = _orch(demo_ws, tmp_path)
+    text = "I really like long walks by the sea. " * 400 + "Recommend a gaming mouse."
     assert len(text) > MAX_MESSAGE_CHARS
     reply = orch.handle_message("long", text)
-    assert reply.startswith(f"Your message was long, so I read its first {MAX_MESSAGE_CHARS:,} characters.")
     trace = orch.last_trace("long")
-    assert trace is not None and len(trace["user"]) == MAX_MESSAGE_CHARS
+    assert trace is not None and text.endswith(trace["user"]) and text[-len(trace["user"]) - 1] == " "
+    assert MAX_MESSAGE_CHARS - 40 < len(trace["user"]) <= MAX_MESSAGE_CHARS  # cut where a word starts
+    assert reply.startswith(f"Your message was long, so I read its last {len(trace['user']):,} characters.")
     assert f"message of {len(text.strip())} characters" in " ".join(trace["decisions"])
     short = orch.handle_message("short", "Recommend a gaming mouse.")
     assert "Your message was long" not in short
-    assert reply.split("\n\n", 1)[1] == short  # the part read is answered as usual
+    assert reply.split("\n\n", 1)[1] == short  # the part read, with the question at its end, is answered as usual

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 import streamlit as st
 from streamlit_flow import streamlit_flow
 from streamlit_flow.elements import StreamlitFlowEdge, StreamlitFlowNode
-from streamlit_flow.layouts import ManualLayout
+from streamlit_flow.layouts import LayeredLayout
 from streamlit_flow.state import StreamlitFlowState
 
 from core.playground import SopCheck
@@ -29,6 +30,8 @@ from core.workspace.slots import SLOT_TYPES
 
 LABELS: dict[str, str] = {"ask": "Ask", "tool": "Tool call", "message": "Message", "decision": "Decision",
                           "call": "Call SOP", "handoff": "Hand off", "end": "End"}
+NODE_GAP, LAYER_GAP = 40.0, 60.0  # between steps side by side, and between layers
+UNREACHED = "no arrow from the start leads here: connect a step to it, or delete it"
 COLOURS = {"ask": "#dcebff", "tool": "#ffe5cc", "message": "#dff5e3", "decision": "#fff4cc", "call": "#efe3ff",
            "handoff": "#ffdede", "end": "#e8e8e8"}
 
@@ -69,7 +72,9 @@ def _flow(canvas: Canvas, marks: dict[str, list[Problem]], rel: str) -> Streamli
     selected = st.session_state.get(f"canvas_sel_{rel}")
     sig = _digest(canvas.source + repr(sorted((k, [p.message for p in v]) for k, v in marks.items())))
     if st.session_state.get(f"{key}_sig") != sig or key not in st.session_state:
-        nodes = [_node(n, marks.get(n.id, []), n.id == canvas.start, n.id == selected) for n in canvas.nodes.values()]
+        loose = set(canvas.unreached())
+        nodes = [_node(n, i, marks.get(n.id, []), n.id == canvas.start, n.id == selected, n.id in loose)
+                 for i, n in enumerate(canvas.nodes.values())]
         edges = [StreamlitFlowEdge(e.id, e.source, e.target, edge_type="smoothstep", label=e.label,
                                    label_show_bg=bool(e.label), marker_end={"type": "arrowclosed"},
                                    style={"strokeWidth": 1.6}) for e in canvas.edges]
@@ -78,7 +83,7 @@ def _flow(canvas: Canvas, marks: dict[str, list[Problem]], rel: str) -> Streamli
     state: StreamlitFlowState = st.session_state[key]
     new = streamlit_flow(f"canvas_{rel}", state, height=640, fit_view=True, allow_new_edges=True,
                          get_node_on_click=True, get_edge_on_click=True, hide_watermark=True, min_zoom=0.2,
-                         layout=ManualLayout())
+                         layout=LayeredLayout("down", node_node_spacing=NODE_GAP, node_layer_spacing=LAYER_GAP))
     seen = st.session_state.get(f"{key}_seen", 0)
     if new is state or new.timestamp <= max(state.timestamp, seen):
         return None
@@ -86,14 +91,19 @@ def _flow(canvas: Canvas, marks: dict[str, list[Problem]], rel: str) -> Streamli
     return new
 
 
-def _node(node: CanvasNode, problems: list[Problem], start: bool, selected: bool) -> StreamlitFlowNode:
-    worst = "error" if any(p.severity == "error" for p in problems) else "warning" if problems else ""
+def _node(node: CanvasNode, order: int, problems: list[Problem], start: bool, selected: bool,
+          loose: bool) -> StreamlitFlowNode:
+    """A step as drawn: its kind, its label, its problems; ``loose``: no arrow from the start reaches it.
+    Placed in a column until the layered layout places it (sized to the step as shown)."""
+    shown = [p for p in problems if p.severity in ("error", "warning")]
+    if loose and not any("unreachable" in p.message for p in shown):
+        shown.append(Problem("", node.line, "warning", UNREACHED))
+    worst = "error" if any(p.severity == "error" for p in shown) else "warning" if shown else ""
     border = {"error": "#d1242f", "warning": "#d4a72c"}.get(worst, "#1f6feb" if selected else "#8a94a6")
     label = node.label.replace("<", "&lt;")
     lines = [f"**{LABELS[node.kind]}**" + (" · start" if start else ""), label if node.kind != "end" else ""]
-    lines += [f"{'⛔' if p.severity == 'error' else '⚠️'} {p.message[:140]}".replace("<", "&lt;") for p in problems
-              if p.severity in ("error", "warning")][:3]
-    return StreamlitFlowNode(node.id, (node.x, node.y), {"content": "\n\n".join(x for x in lines if x)},
+    lines += [f"{'⛔' if p.severity == 'error' else '⚠️'} {p.message[:140]}".replace("<", "&lt;") for p in shown][:3]
+    return StreamlitFlowNode(node.id, (0.0, order * 160.0), {"content": "\n\n".join(x for x in lines if x)},
                              node_type="output" if node.kind == "end" else "default", selectable=True,
                              connectable=node.kind != "end",
                              style={"background": COLOURS[node.kind],
@@ -163,6 +173,8 @@ def _side(pg: Playground, canvas: Canvas, picks: Pickers, marks: dict[str, list[
         st.caption(node.label)
     for p in marks.get(node.id, []):
         (st.error if p.severity == "error" else st.warning)(p.message, icon=":material/error:")
+    if node.id in canvas.unreached() and not any("unreachable" in p.message for p in marks.get(node.id, [])):
+        st.warning(UNREACHED, icon=":material/link_off:")
     if node.details:
         st.caption(" · ".join(f"{name}: {value}" for name, value in node.details.items()))
     branch: int | None = None
@@ -362,6 +374,26 @@ def _tool(picks: Pickers, have: dict[str, Any], key: str, agent: str) -> dict[st
     return {"tool": name, "params": params, "result_key": result, "message": message}
 
 
+def _compare_with(picks: Pickers, left: str, key: str) -> str | None:
+    """The value to compare ``left`` with, offered as its kind allows: true or false for a yes/no slot, the
+    options of a choice, a number or a date field, else a value it is known to take or one typed."""
+    choice = picks.compare_with(left)
+    if choice.kind:
+        st.caption(f"`{left}` is {choice.kind}" + (": true is a customer's yes" if choice.options == ("true", "false")
+                                                   else ""))
+    where = f"{key}_right_{choice.mode}_{left}"
+    if choice.mode == "pick":
+        return st.selectbox("Compare with", choice.options, index=None, key=where, placeholder="pick a value")
+    if choice.mode == "number":
+        number = st.number_input("Compare with", value=None, key=where, placeholder="a number", step=1.0)
+        return None if number is None else (str(int(number)) if float(number).is_integer() else str(number))
+    if choice.mode == "date":
+        day = st.date_input("Compare with", value=None, key=where, format="YYYY-MM-DD")
+        return day.isoformat() if isinstance(day, date) else None
+    return st.selectbox("Compare with", choice.options, index=None, key=where, accept_new_options=True,
+                        placeholder="pick or type a value")
+
+
 def _condition(canvas: Canvas, picks: Pickers, current: str, key: str) -> str:
     """The condition field, a small builder (value, operator, value to compare with) and the live check."""
     text_key = f"{key}_cond"
@@ -369,11 +401,11 @@ def _condition(canvas: Canvas, picks: Pickers, current: str, key: str) -> str:
         st.session_state[text_key] = current
     names = sorted(picks.values)
     with st.popover("Build a condition", icon=":material/tune:"):
-        left = st.selectbox("Value", names, index=None, key=f"{key}_left", placeholder="pick a slot or result")
+        left = st.selectbox("Value", names, index=None, key=f"{key}_left", placeholder="pick a slot or result",
+                            format_func=lambda n: f"{n} · {picks.compare_with(n).kind}" if picks.compare_with(n).kind
+                            else n)
         op = st.selectbox("Operator", OPERATORS, key=f"{key}_op")
-        known = picks.values.get(left or "", [])
-        right = st.selectbox("Compare with", known, index=None, key=f"{key}_right", accept_new_options=True,
-                             placeholder="pick or type a value")
+        right = _compare_with(picks, left or "", key)
 
         def use() -> None:
             try:

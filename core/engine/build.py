@@ -12,6 +12,7 @@ from core.engine.orchestrator import Orchestrator
 from core.engine.settings import Settings, settings_from
 from core.engine.slot_typing import gar_asks, gar_types, slot_types
 from core.engine.workspace_checks import (
+    condition_values,
     cross_checks,
     find_step,
     inferred_types,
@@ -139,6 +140,7 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     gar_file = files.root / "gar.csv"
     gar_source = gar_file.read_text(encoding="utf-8", errors="replace") if files.gar and gar_file.is_file() else ""
     problems += inferred_types(sops, types, gar_source)
+    problems += condition_values(sops, types)
     report(1.0, "ready")
     return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -119,7 +120,7 @@ class Orchestrator:
         (``taken`` False: the customer is asked to send the message again and nothing changed)."""
         started = time.perf_counter()
         cleaned = _sanitise(text)
-        text = cleaned[:MAX_MESSAGE_CHARS]
+        text = last_part(cleaned)
         cut = len(cleaned) if len(cleaned) > MAX_MESSAGE_CHARS else 0
         try:
             with self.store.session_lock(session_id, self.settings.turn_wait_s) as waited:
@@ -197,7 +198,7 @@ class Orchestrator:
     def _attempt(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
                  cache: dict[str, list[ToolCall]], cut: int = 0, deadline: float = math.inf) -> Turn:
         """One try at the turn (re-run from the stored state after a conflict). ``cut``: the length of a
-        message longer than MAX_MESSAGE_CHARS, of which only the first part is read (the reply says so)."""
+        message longer than MAX_MESSAGE_CHARS, of which only the last part is read (the reply says so)."""
         state = self.store.load(session_id) or SessionState(session_id=session_id, workspace_id=self.workspace_id,
                                                             customer_id=customer_id or "")
         if customer_id and not state.customer_id:
@@ -229,7 +230,7 @@ class Orchestrator:
                  deadline=deadline)
         use_voice(language, self.polite_particle)  # every sentence of the turn in the customer's language
         if cut:
-            trace.decisions.append(f"message of {cut} characters: only the first {MAX_MESSAGE_CHARS} read")
+            trace.decisions.append(f"message of {cut} characters: only the last {len(text):,} read")
         state.history.append(Message(role="user", text=said, turn=state.turn))
         before = {gid: dict(g.slots) for gid, g in state.goals.items()}
         reconcile(t, self.sops)
@@ -246,7 +247,7 @@ class Orchestrator:
                 goal.sop_version = self.sops[goal.type].version
         reply = finish_reply(t, self.brain, self.currency, self._sop_text_numbers)
         if cut:  # after the grounding check: the limit is the engine's number, not a claim about the store
-            reply = f"{say_to(t, 'message_cut', limit=f'{MAX_MESSAGE_CHARS:,}')}\n\n{reply}"
+            reply = f"{say_to(t, 'message_cut', limit=f'{len(said):,}')}\n\n{reply}"
         state.history.append(Message(role="assistant", text=reply, turn=state.turn))
         state.history = state.history[-HISTORY_LIMIT:]
         state.updated_at = utcnow()
@@ -303,7 +304,19 @@ class Orchestrator:
         return self.agents.get(name) if name else None
 
 
-MAX_MESSAGE_CHARS = 4000
+MAX_MESSAGE_CHARS = 12_000  # a message is read whole up to this length (the README states it)
+
+
+def last_part(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """A message as it is read: whole up to ``limit`` characters, else its last ``limit`` at most, from the start
+    of a word (what is asked usually comes last)."""
+    if len(text) <= limit:
+        return text
+    tail = text[-limit:]
+    if not text[-limit - 1].isspace():
+        space = re.search(r"\s", tail[:200])
+        tail = tail[space.end():] if space else tail
+    return tail.lstrip()
 
 
 def _slot_changes(before: dict[str, dict[str, Any]], state: SessionState) -> dict[str, dict[str, Any]]:

@@ -80,12 +80,12 @@ def compared_literals(sop: Sop) -> dict[str, list[Any]]:
                 tree = expr.parse(b.condition)
             except expr.ExprError:
                 continue  # lint reports it
-            for key, value in _comparisons(tree):
+            for key, value in comparisons(tree):
                 out.setdefault(key, []).append(value)
     return out
 
 
-def _comparisons(node: tuple) -> list[tuple[str, Any]]:
+def comparisons(node: tuple) -> list[tuple[str, Any]]:
     """(key, literal) for each comparison of a context key with a literal in a parsed condition (a key read
     alone says nothing of its kind: any value is true)."""
     if node[0] == "cmp":
@@ -94,7 +94,7 @@ def _comparisons(node: tuple) -> list[tuple[str, Any]]:
         values = [date.fromisoformat(c[1]) if c[0] == "date" else c[1] for c in sides if c[0] in ("lit", "date")
                   and c[1] is not None]
         return [(k, v) for k in keys for v in values]
-    return [pair for child in node[1:] if isinstance(child, tuple) for pair in _comparisons(child)]
+    return [pair for child in node[1:] if isinstance(child, tuple) for pair in comparisons(child)]
 
 
 def questions_of(sop: Sop) -> dict[str, list[str]]:

@@ -1,16 +1,17 @@
 """The checks of a loaded workspace that need its SOPs and tools together: unknown or forbidden tools, SOPs no
-agent owns, declared slot types that cannot be used, inferred slot types (info), and JSON nodes that read a field
-nothing sets."""
+agent owns, declared slot types that cannot be used, inferred slot types (info), conditions that compare a slot
+with a value its kind never holds, and JSON nodes that read a field nothing sets."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.engine.slot_typing import callees
+from core.engine.slot_typing import callees, comparisons
 from core.shared.problems import Problem
-from core.sop import Sop
+from core.sop import Sop, expr
 from core.sop.load import calls_of
 from core.workspace.files import WorkspaceFiles
+from core.workspace.slot_values import never_holds
 from core.workspace.slots import SlotType, example_problem, type_label, type_problem
 
 
@@ -117,6 +118,41 @@ def inferred_types(sops: list[Sop], types: dict[str, dict[str, SlotType]],
                                f"slot {name!r} is read as {type_label(st)} ({st.origin}); declare it to change "
                                f"that: {name}:<type> in gar.csv params or slots: {{{name}: <type>}} in the SOP"))
     return out
+
+
+def condition_values(sops: list[Sop], types: dict[str, dict[str, SlotType]]) -> list[Problem]:
+    """A warning, at the condition's line, for each comparison of a slot with a value its kind never holds
+    (``under_warranty == 'yes'`` for a yes/no slot, which holds true or false): that branch is never taken, or
+    always."""
+    out: list[Problem] = []
+    for sop in sops:
+        slots = types.get(sop.id, {})
+        for node in sop.nodes.values():
+            for branch in node.branches:
+                cond = branch.condition
+                if not cond or not (branch.expr or expr.is_expression(cond)):
+                    continue
+                try:
+                    tree = expr.parse(cond)
+                except expr.ExprError:
+                    continue  # the compiler reports it
+                for key, value in comparisons(tree):
+                    st = slots.get(key)
+                    why = never_holds(st, value) if st is not None else ""
+                    if st is not None and why:
+                        out.append(Problem(sop.file, _condition_line(sop, node.line, cond), "warning",
+                                           f"condition {cond!r}: slot {key!r} is {type_label(st)} ({st.origin}); "
+                                           f"{why}"))
+    return out
+
+
+def _condition_line(sop: Sop, first: int, cond: str) -> int:
+    """The line a condition is written on: the first at or after its step's line that shows it."""
+    lines = sop.source.splitlines()
+    for no in range(max(first, 1), len(lines) + 1):
+        if cond in lines[no - 1] or cond.replace('"', '\\"') in lines[no - 1]:
+            return no
+    return first
 
 
 def _example_at(sop: Sop, name: str, example: str, gar_source: str, message: str) -> Problem:

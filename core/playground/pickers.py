@@ -15,7 +15,8 @@ from core.sop.canvas.model import Canvas, Format
 from core.tools.kb import KB_TOOL
 from core.workspace.gar import GarIndex
 from core.workspace.gar_file import GarRow
-from core.workspace.slots import infer_type
+from core.workspace.slot_values import ValueChoice, values_of
+from core.workspace.slots import SlotType, declared_type, infer_type, type_problem
 
 MAX_VALUES = 30  # values of a table column offered to a condition
 
@@ -38,6 +39,7 @@ class SlotChoice:
     kind: str
     origin: str
     options: tuple[str, ...] = ()  # the values it takes, when its kind lists them
+    values: ValueChoice = ValueChoice("free")  # what a condition may compare it with
 
 
 @dataclass
@@ -57,6 +59,14 @@ class Pickers:
     def tool(self, name: str) -> ToolChoice | None:
         """A tool by name."""
         return next((t for t in self.tools if t.name == name), None)
+
+    def compare_with(self, name: str) -> ValueChoice:
+        """What a condition may compare ``name`` with: a slot's values by its kind (true/false, a choice's
+        options, a number, a date), else free text with the values it is known to take."""
+        slot = next((s for s in self.slots if s.name == name), None)
+        if slot is not None:
+            return slot.values
+        return ValueChoice("free", tuple(self.values.get(name, [])))
 
     def tools_for(self, agent: str) -> list[ToolChoice]:
         """The tools an agent may call (every tool when the agent is not known)."""
@@ -80,7 +90,7 @@ def pickers(ws: Workspace, sop: Sop | None = None) -> Pickers:
     sops = [(s.id, s.title) for s in ws.sops if s.id != own]
     articles = _articles(ws)
     slots = _slots(ws, sop)
-    values: dict[str, list[str]] = {s.name: list(s.options) for s in slots}
+    values: dict[str, list[str]] = {s.name: list(s.values.options or s.options) for s in slots}
     if sop is not None:
         for node in sop.nodes.values():
             if not node.tool:
@@ -123,14 +133,24 @@ def _slots(ws: Workspace, sop: Sop | None) -> list[SlotChoice]:
     for types in ordered:
         for name, st in types.items():
             if name not in out:
-                out[name] = SlotChoice(name, st.declared or st.kind, st.origin, tuple(st.vocab[:MAX_VALUES]))
+                out[name] = _choice(st, st.declared or st.kind, st.origin)
     for row in ws.files.gar:
         for p in row.params:
             if p.name not in out:
-                st = infer_type(p.name, row.metadata if row.has("ask_user_input") else "", ws.vocab)
-                out[p.name] = SlotChoice(p.name, p.type or st.kind, "declared in gar.csv" if p.type else
-                                         "inferred from its name and question", tuple(st.vocab[:MAX_VALUES]))
+                expects = row.metadata if row.has("ask_user_input") else ""
+                if p.type and not type_problem(p.type, None):
+                    out[p.name] = _choice(declared_type(p.name, p.type, expects, ws.vocab), p.type,
+                                          "declared in gar.csv")
+                else:
+                    st = infer_type(p.name, expects, ws.vocab)
+                    out[p.name] = _choice(st, st.kind, "inferred from its name and question")
     return sorted(out.values(), key=lambda s: s.name)
+
+
+def _choice(st: SlotType, kind: str, origin: str) -> SlotChoice:
+    values = values_of(st)
+    return SlotChoice(st.name, kind, origin, tuple(st.vocab[:MAX_VALUES]),
+                      ValueChoice(values.mode, values.options[:MAX_VALUES], values.kind))
 
 
 def _articles(ws: Workspace) -> list[tuple[str, str]]:

@@ -57,6 +57,7 @@ class SopFile:
     id: str
     title: str
     compiled: bool
+    saved: bool = True  # False: a new SOP kept as a draft, not live until it is first saved
 
 
 
@@ -75,12 +76,32 @@ class Studio:
             sop = by_file.get(f"sops/{path.name}")
             out.append(SopFile(path.name, "json" if path.suffix == ".json" else "text",
                                sop.id if sop else path.stem, sop.title if sop else "", sop is not None))
-        return out
+        on_disk = {f.name for f in out}
+        for rel in self.pg.drafts.names():  # new SOPs not saved yet: listed, not live
+            name = rel.removeprefix("sops/")
+            if rel.startswith("sops/") and "/" not in name and Path(name).suffix in SOP_SUFFIXES \
+                    and name not in on_disk:
+                out.append(SopFile(name, "json" if name.endswith(".json") else "text", Path(name).stem, "", False,
+                                   saved=False))
+        return sorted(out, key=lambda f: f.name)
 
     def read_sop(self, name: str) -> str:
-        """The source of an SOP file (one leading outside the workspace through a link is refused)."""
+        """The saved source of an SOP file ('' for a new SOP not saved yet; one leading outside the workspace
+        through a link is refused)."""
         rel = f"sops/{_sop_name(name)}"
+        if not (self.pg.root / rel).exists() and self.pg.drafts.get(rel) is not None:
+            return ""
         return read_text_file(workspace_path(self.pg.root, rel, "sops", file=rel))
+
+    def start_sop(self, name: str, source: str) -> str:
+        """Start a new SOP as a draft of ``sops/<name>``: listed and edited like any SOP, not live in the chat
+        until it is first saved (checked like every save). Its file name, cleaned."""
+        name = _sop_name(name)
+        rel = f"sops/{name}"
+        if (self.pg.root / rel).exists() or self.pg.drafts.get(rel) is not None:
+            raise UserInputError(f"{rel} already exists; pick another name")
+        self.pg.drafts.keep(rel, source, "")
+        return name
 
     def check_sop(self, name: str, source: str) -> SopCheck:
         """Lint the workspace as if ``source`` were saved as ``sops/<name>`` (nothing is written)."""
@@ -98,7 +119,8 @@ class Studio:
         name = _sop_name(name)
         if create and (self.pg.root / "sops" / name).exists():
             raise UserInputError(f"sops/{name} already exists; pick another name")
-        return self.pg.apply(ChangeSet(f"{'create' if create else 'save'} sops/{name}").put(f"sops/{name}", source),
+        new = create or not (self.pg.root / "sops" / name).exists()
+        return self.pg.apply(ChangeSet(f"{'create' if new else 'save'} sops/{name}").put(f"sops/{name}", source),
                              tests)
 
     def duplicate_sop(self, name: str, new_name: str, tests: Tests = "check") -> CheckResult:

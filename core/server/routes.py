@@ -10,10 +10,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from core.engine.orchestrator import MAX_MESSAGE_CHARS
 from core.server.middleware import ApiError, json_error
 from core.server.served import Served
 
-MAX_TEXT = 4000
+MAX_TEXT = MAX_MESSAGE_CHARS  # a message the engine reads whole
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 

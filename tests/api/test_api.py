@@ -146,9 +146,9 @@ def test_oversized_bodies_are_refused_before_they_are_read(client: TestClient) -
 
     r = client.post("/sessions/big1/messages", content=chunks(), headers={**AUTH, "content-type": "application/json"})
     assert r.status_code == 413
-    long_text = {"text": "c" * 5000}  # under the body limit, over a message's length
+    long_text = {"text": "c" * 12_001}  # under the body limit, over a message's length
     r = client.post("/sessions/big1/messages", json=long_text, headers=AUTH)
-    assert r.status_code == 422 and "4000" in r.json()["error"]["message"]
+    assert r.status_code == 422 and "12000" in r.json()["error"]["message"]
     assert client.get("/workspaces/library_desk/sessions/big1", headers=AUTH).status_code == 404
 
 

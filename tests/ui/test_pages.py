@@ -67,12 +67,16 @@ def test_studio_refuses_a_bad_save_then_saves_and_chat_uses_it(at: AppTest, app_
     assert "other options" in _chat_page(at, "Recommend a gaming mouse", "100")
 
 
-def test_studio_new_sop_and_undo(at: AppTest, app_ws: Path) -> None:
+def test_a_new_sop_is_a_draft_until_it_is_first_saved(at: AppTest, app_ws: Path) -> None:
     at.switch_page("pages/studio.py").run()
     at.text_input(key="new_sop_name").set_value("refund_request").run()
     at.button(key="create_sop").click().run()
+    assert not (app_ws / "sops" / "refund_request.sop").exists()  # not live in the chat before it is saved
+    assert at.radio(key=f"sop_choice_{studio_gen(app_ws, 1)}").value == "refund_request.sop"
+    assert "New SOP: not in the chat until it is first saved." in texts(at)
+    at.button(key="save_sop").click().run()
     assert (app_ws / "sops" / "refund_request.sop").exists()
-    assert "refund_request.sop" in at.radio(key=f"sop_choice_{studio_gen(app_ws, 1)}").options
+    assert any("saved and in use" in s.value for s in at.success)
     at.button(key="undo").click().run()
     assert not (app_ws / "sops" / "refund_request.sop").exists()
 
@@ -85,13 +89,27 @@ def test_a_new_sop_held_by_a_test_offers_the_three_ways_on(at: AppTest, app_ws: 
     at.switch_page("pages/studio.py").run()
     at.text_input(key="new_sop_name").set_value("returns").run()
     at.button(key="create_sop").click().run()
+    at.button(key="save_sop").click().run()
     assert not at.exception, at.exception
     assert not (app_ws / "sops" / "returns.sop").exists()  # held: nothing written, nothing live in the chat
     assert any("would break 1 conversation test" in w.value for w in at.warning)
-    assert at.button(key="held_action_accept") is not None and at.button(key="held_action_keep") is not None
-    at.button(key="held_action_anyway").click().run()
+    assert at.button(key="anyway_sops/returns.sop") is not None and at.button(key="keep_sops/returns.sop") is not None
+    at.button(key="accept_sops/returns.sop").click().run()
     assert (app_ws / "sops" / "returns.sop").exists()
-    assert "studio_held_action" not in at.session_state
+    shown = texts(at)  # the status line says what is true now, not what was true before the click
+    assert "Saved; the next chat turn uses this version." in shown and "Unsaved draft" not in shown, shown
+    assert "studio_held" not in at.session_state
+
+
+def test_the_version_line_names_the_version_just_published(at: AppTest) -> None:
+    at.switch_page("pages/store.py").run()
+    assert any("This workspace now: **unpublished**" in m.value for m in at.markdown)
+    at.text_input(key="version_note").set_value("before the demo")  # sent with the form
+    next(b for b in at.button if b.label == "Publish version").click().run()
+    assert not at.exception, at.exception
+    line = next(m.value for m in at.markdown if "This workspace now" in m.value)
+    assert any("Published v1" in m.value for m in at.success), ([e.value for e in at.error], texts(at)[:800])
+    assert line.startswith("This workspace now: **v1**"), line
 
 
 def test_inspector_shows_timeline_and_export(at: AppTest) -> None:

@@ -13,7 +13,7 @@ between; other arrows are a JSON SOP's freedom and are refused with a sentence s
 The modules of this package:
 
 - :mod:`core.sop.canvas.model`: the canvas (steps, arrows), an edit's result, a condition's check
-- :mod:`core.sop.canvas.drawing`: an SOP's source read into a canvas, and its layout
+- :mod:`core.sop.canvas.drawing`: an SOP's source read into a canvas, each step labelled by what it does
 - :mod:`core.sop.canvas.conditions`: the condition builder and its live check
 - :mod:`core.sop.canvas.edits`: the edits the canvas offers (add, connect, update, delete, declare a slot)
 - :mod:`core.sop.canvas.text_index`: the indented lines of a text SOP, by line number

@@ -1,5 +1,6 @@
 """An SOP's source read into a canvas through the same compiler the engine uses, so a step looks on the
-canvas as the engine runs it; the steps laid out in layers from the start."""
+canvas as the engine runs it, each step labelled by what it does. The drawing is laid out where it is drawn
+(ui/canvas.py: the flow component's layered layout, sized to each step as shown)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ from core.sop.canvas.text_index import _is_else, _TextIndex
 from core.sop.graph import Node, Sop
 from core.sop.load import compile_sop
 from core.sop.parse_text import HANDOFF, GarResolver
-
-GAP_X, GAP_Y = 270.0, 120.0
-
 
 def open_canvas(source: str, fmt: Format, file: str, resolver: GarResolver | None = None) -> Canvas:
     """The canvas of an SOP's source. A text SOP needs the workspace's GAR (``resolver``) to tell an ask
@@ -49,7 +47,6 @@ def open_canvas(source: str, fmt: Format, file: str, resolver: GarResolver | Non
                 canvas.edges.append(CanvasEdge(node.id, b.target, i, label))
         elif node.next:
             canvas.edges.append(CanvasEdge(node.id, node.next))
-    _layout(canvas)
     return canvas
 
 
@@ -125,54 +122,32 @@ def _json_node(node: Node, sop: Sop, raw: dict[str, Any]) -> CanvasNode:
         value = raw.get(key)
         if value is not None:
             fields[name] = value if isinstance(value, dict) else str(value)
-    label = str(raw.get("description") or node.id)
+    label = str(raw.get("description") or "") or what_it_does(kind, node)
     if kind == "decision":
         label = f"{raw.get('condition') or label}?"
-    elif kind == "end":
-        label = str(raw.get("description") or "End")
     return CanvasNode(node.id, kind, label, node.line, fields, _details(node))
 
 
-def _layout(canvas: Canvas) -> None:
-    """Layers by the longest path from the start (arrows going back up do not count), side by side in the
-    order the flow meets them; steps the start does not reach come last."""
-    out: dict[str, list[str]] = {nid: [] for nid in canvas.nodes}
-    for e in canvas.edges:
-        if e.source in out and e.target in canvas.nodes and e.target not in out[e.source]:
-            out[e.source].append(e.target)
-    state: dict[str, int] = {}
-    post: list[str] = []
-    back: set[tuple[str, str]] = set()
-    seen_order: list[str] = []
-    for root in [canvas.start, *canvas.nodes]:
-        if root not in out or root in state:
-            continue
-        stack: list[tuple[str, int]] = [(root, 0)]
-        state[root] = 1
-        seen_order.append(root)
-        while stack:
-            nid, i = stack.pop()
-            if i < len(out[nid]):
-                stack.append((nid, i + 1))
-                t = out[nid][i]
-                if state.get(t) == 1:
-                    back.add((nid, t))
-                elif t not in state:
-                    state[t] = 1
-                    seen_order.append(t)
-                    stack.append((t, 0))
-            else:
-                state[nid] = 2
-                post.append(nid)
-    layer = {nid: 0 for nid in out}
-    for nid in reversed(post):
-        for t in out[nid]:
-            if (nid, t) not in back:
-                layer[t] = max(layer[t], layer[nid] + 1)
-    rows: dict[int, list[str]] = {}
-    for nid in seen_order:
-        rows.setdefault(layer[nid], []).append(nid)
-    for depth, ids in rows.items():
-        for i, nid in enumerate(ids):
-            canvas.nodes[nid].x = (i - (len(ids) - 1) / 2) * GAP_X
-            canvas.nodes[nid].y = depth * GAP_Y
+def what_it_does(kind: Kind, node: Node) -> str:
+    """A step's label when its author gave it none: what it does, never its id ("Hand off to a person: Our
+    team will call you", "Call orders.lookup", "Ask for order_id")."""
+    said = _short(node.message)
+    if kind == "end":
+        return "End"
+    if kind == "handoff":
+        return "Hand off to a person" + (f": {said}" if said else "")
+    if kind == "call":
+        return f"Run {node.call}"
+    if kind == "tool" and node.tool:
+        return f"Call {node.tool}"
+    if kind == "ask":
+        return said or "Ask for " + (", ".join(p.name for p in node.fills) or "an answer")
+    if kind == "decision":
+        return "Decide"
+    return f"Say: {said}" if said else "Message"
+
+
+def _short(text: str, size: int = 60) -> str:
+    words = " ".join((text or "").split())
+    return words if len(words) <= size else words[:size - 1].rstrip() + "…"
+

@@ -33,8 +33,6 @@ class CanvasNode:
     line: int = 0
     fields: dict[str, Any] = field(default_factory=dict)
     details: dict[str, str] = field(default_factory=dict)
-    x: float = 0.0
-    y: float = 0.0
     implicit: bool = False  # a text SOP's end after its last step: no line of its own
 
 
@@ -77,6 +75,17 @@ class Canvas:
             if e.branch == branch or (branch is None and e.branch in (None, 0)):
                 return e.target
         return None
+
+    def unreached(self) -> list[str]:
+        """The steps no arrow from the start reaches (left so by a deleted step, say), in drawing order."""
+        seen, todo = set(), [self.start]
+        while todo:
+            nid = todo.pop()
+            if nid in seen or nid not in self.nodes:
+                continue
+            seen.add(nid)
+            todo += [e.target for e in self.out(nid)]
+        return [nid for nid in self.nodes if nid not in seen]
 
     def node_problems(self, found: list[Problem]) -> dict[str, list[Problem]]:
         """Lint problems of this file placed on the node written at their line."""

@@ -32,6 +32,9 @@ from core.understanding.brains.conditions import (
 from core.understanding.brains.questions import asked_in, question_from_action, written_question
 from core.workspace.slots import written_date
 
+LONG_WORDS = 100  # beyond about this many words the embedding model reads only the start of a message
+LAST_SENTENCES = 3  # the sentences of a long message read on their own (what is asked usually comes last)
+
 
 class RuleBrain:
     """Deterministic interpretation; vocabulary comes from the workspace."""
@@ -70,7 +73,10 @@ class RuleBrain:
         if need_intents and len(self._sop_ids) and T.tokens(text):
             main = T.main_clause(text)  # not the part saying why or when ("... to see if I can afford dinner")
             whole = T.correct_spelling(main if len(T.tokens(main)) >= 2 else text, self.lexicon)
-            queries = self.embedder.embed([whole, *T.clauses(whole)])  # the whole message, and each part of it
+            parts = [whole, *T.clauses(whole)]  # the whole message, and each part of it
+            if len(T.tokens(main)) > LONG_WORDS:  # the model reads a long message's start: its last sentences too
+                parts += [T.correct_spelling(c, self.lexicon) for c in T.clauses(main)[-LAST_SENTENCES:]]
+            queries = self.embedder.embed(parts)
             scores = (self._vectors @ queries.T).max(axis=1)
             if self._unread.any():
                 scores = self._by_words(main if len(T.tokens(main)) >= 2 else text, scores)
