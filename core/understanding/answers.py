@@ -37,7 +37,7 @@ from core.understanding.candidates.learned import SlotWords
 from core.understanding.candidates.learned import act as learned_act
 from core.understanding.candidates.learned import spans as learned_spans
 from core.understanding.commerce import offered
-from core.understanding.extract import extract, labelled_value
+from core.understanding.extract import dates_said, extract, labelled_value
 from core.understanding.mentions import (
     address_side,
     asked_verb,
@@ -129,6 +129,20 @@ class AnswerReading:
     enriched: dict[str, str] = field(default_factory=dict)  # filled descriptions with the answer's extra words
     heard: Any = None  # what the execution memory keeps of it
     declined: bool = False  # a "no" to a remembered default
+
+
+def _flow_place(sop: Sop, node_id: str) -> int:
+    """How many steps from the SOP's start a step first comes (breadth first; steps never reached come last)."""
+    seen: dict[str, int] = {}
+    queue = [(sop.start, 0)]
+    while queue:
+        nid, depth = queue.pop(0)
+        node = sop.nodes.get(nid)
+        if node is None or nid in seen:
+            continue
+        seen[nid] = depth
+        queue += [(t, depth + 1) for t in [node.next, *(b.target for b in node.branches)] if t]
+    return seen.get(node_id, len(sop.nodes))
 
 
 class AnswerReader:
@@ -308,10 +322,17 @@ class AnswerReader:
             return {}
         types = self.types(sop)
         ahead: dict[str, Any] = {}
+        taken = [v for v in values.values() if isinstance(v, str)]
         for ask in asks_ahead(sop, node):
             for p in ask.fills:
                 st = types.get(p.name)
                 if st is None or st.kind not in AHEAD_KINDS or not unknown(goal, p.name) or p.name in ahead:
+                    continue
+                if st.kind == "date":  # "from June 3rd to the 6th": the next date said, for the next date asked
+                    val = next((d for _, d in dates_said(st, text, asked=True) if d not in taken), None)
+                    if val is not None:
+                        ahead[p.name] = val
+                        taken.append(val)
                     continue
                 val = extract(st, self._dated(st, rest), asked=True)
                 if validate(st, val):
@@ -408,6 +429,9 @@ class AnswerReader:
                 continue
             if st.kind not in ("money", "category", "brand", "model", "email", "id", "option", "date"):
                 continue
+            if st.kind == "date" and (ranged := self._date_range(goal, sop, name, st, text)) is not None:
+                found[name] = ranged  # "from June 3rd to the 6th": each date for its own slot, in the SOP's order
+                continue
             val = extract(st, self._dated(st, text), asked=False)
             if not validate(st, val) and corrected != text:
                 val = extract(st, corrected, asked=False)
@@ -417,6 +441,20 @@ class AnswerReader:
             if validate(st, val):
                 found[name] = val
         return own_mentions(found, self.types(sop), sop, text, drop_unplaced=True)
+
+    def _date_range(self, goal: Goal, sop: Sop, name: str, st: SlotType, text: str) -> str | None:
+        """A date slot's own date among several a message gives ("from June 3rd to the 6th"): the dates said,
+        in order, for the SOP's date slots still to fill, in the order it asks them; None for a message giving
+        one date or none."""
+        types = self.types(sop)
+        flow = sorted((n for n in sop.nodes.values() if n.asks), key=lambda n: _flow_place(sop, n.id))
+        order = list(dict.fromkeys(p.name for n in flow for p in n.fills
+                                   if p.name in types and types[p.name].kind == "date" and unknown(goal, p.name)))
+        said = dates_said(st, text, asked=False)
+        if len(said) < 2 or len(order) < 2 or name not in order:
+            return None
+        at = order.index(name)
+        return said[at][1] if at < len(said) else None
 
     @staticmethod
     def _asks_where(sop: Sop, name: str) -> bool:

@@ -71,12 +71,21 @@ def _date(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
     Friday", "12/01/2027" day first outside the US, "3 ธันวาคม"), as YYYY-MM-DD (dateparser). Unasked, only a
     mention that is plainly a date: a month, a weekday, a relative day or a numeric date, never a bare
     number."""
+    found = dates_said(st, msg, asked=asked)
+    return found[0][1] if found else None
+
+
+def dates_said(st: SlotType, msg: str, *, asked: bool) -> list[tuple[str, str]]:
+    """Every date a message gives for a slot of ``st``'s kind, in order, as (the words, YYYY-MM-DD): a day said
+    alone after a date takes that date's month ("from June 3rd to the 6th": June 3 and June 6, and the next
+    month's day when it falls before it)."""
     from datetime import datetime
 
     from dateparser.search import search_dates
+    from dateutil.relativedelta import relativedelta
 
     if not msg.strip():
-        return None
+        return []
     order = "MDY" if st.region.upper() in MONTH_FIRST else "DMY"
     forward = not re.search(r"birth|dob|born", st.name + " " + st.example, re.I)
     settings = {"DATE_ORDER": order, "PREFER_DATES_FROM": "future" if forward else "past",
@@ -90,20 +99,25 @@ def _date(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> A
             found = []
         if found:
             break
+    out: list[tuple[str, Any]] = []
     for said, when in found:
         if not forward and when.date() >= datetime.now().date():
             continue  # a birth date is in the past ("what's the weather like today?" gives none)
-        bare_day = asked and re.fullmatch(r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?", said.strip(), re.I)  # "the 15th"
-        if bare_day and forward and when.date() < datetime.now().date():  # "the 15th" on the 25th: next month's
-            from dateutil.relativedelta import relativedelta
-
-            when = when + relativedelta(months=1)
+        day_alone = re.fullmatch(r"(?:from\s+|to\s+|until\s+)?(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?(?:\s+and)?",
+                                 said.strip(), re.I)
+        if day_alone and out:  # "to the 6th" after "June 3rd": June's 6th
+            before = out[-1][1]
+            when = when.replace(year=before.year, month=before.month)
+            if when < before:
+                when = when + relativedelta(months=1)
+        elif day_alone and (asked or out) and forward and when.date() < datetime.now().date():
+            when = when + relativedelta(months=1)  # "the 15th" on the 25th: next month's
         if _month_alone(said):  # "Jan de Vries", "May I ask": a month without a day is no date
             continue
         when = _nearest_century(said, when)
-        if NUMERIC_DATE.search(said) or DATE_WORD.search(LEX.segment(said)) or bare_day:
-            return when.date().isoformat()
-    return None
+        if NUMERIC_DATE.search(said) or DATE_WORD.search(LEX.segment(said)) or (day_alone and (asked or out)):
+            out.append((said, when))
+    return [(said, when.date().isoformat()) for said, when in out]
 
 
 SHORT_YEAR = re.compile(r"\d{1,2}\s*[/.\-]\s*\d{1,2}\s*[/.\-]\s*(\d{2})(?!\d)|['’](\d{2})\b")

@@ -343,3 +343,25 @@ def test_an_opening_names_the_part_to_replace_and_where_the_deposit_goes(tmp_pat
     assert "Replacing the left armrest; the deposit goes to my debit card." in reply, reply
     reply = bot.handle_message("t", "Hi, I need to replace a broken bit on the chair")
     assert "part" in reply.lower() and "deposit" not in reply.lower(), reply  # "a broken bit": which, still asked
+
+
+def _stay_desk(root: Path) -> Path:
+    gar = ['ask user for the first night,ask_user_input,"the arrival date",,arrive_on',
+           'ask user for the last day,ask_user_input,"the departure date",,leave_on',
+           "say it is held,message_to_user,Held from {arrive_on} to {leave_on}.,,"]
+    steps = ["ask user for the first night", "ask user for the last day", "say it is held"]
+    return desk(root, gar=gar, sops={"stay.sop": text_sop("desk.stay", "hold a cabin", "hold a cabin", steps)})
+
+
+def test_a_date_range_fills_the_start_and_the_end_in_the_order_they_are_asked(tmp_path: Path) -> None:
+    from core.understanding.extract import dates_said
+
+    said = dates_said(SlotType("arrive_on", "date"), "from March 9th until the 12th", asked=True)
+    assert [d[5:] for _, d in said] == ["03-09", "03-12"]  # the day said alone takes the month before it
+    root = _stay_desk(tmp_path / "ws")
+    bot = build_orchestrator(root, state_url="sqlite:///:memory:")
+    reply = bot.handle_message("s", "I'd like to hold a cabin from March 9th until the 12th")
+    assert "9 March" in reply and "12 March" in reply and reply.index("9 March") < reply.index("12 March"), reply
+    bot.handle_message("t", "hold a cabin")
+    reply = bot.handle_message("t", "March 9th to the 12th please")
+    assert "9 March" in reply and "12 March" in reply and reply.index("9 March") < reply.index("12 March"), reply
