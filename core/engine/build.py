@@ -38,6 +38,7 @@ from core.workspace.config import DEFAULT_SEARCH_TOOL
 from core.workspace.files import WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex
 from core.workspace.slots import SlotType, Vocabulary, listed_options
+from core.workspace.trust import held_reason, is_trusted, untrusted_problem
 from core.workspace.paths import state_folder
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
@@ -57,6 +58,7 @@ class Workspace:
     embedder: CachedEmbedder
     problems: list[Problem]
     types: dict[str, dict[str, SlotType]] = field(default_factory=dict)  # per SOP, each slot's type
+    trusted: bool = True  # False: its Python tools and MCP servers are not run (core/workspace/trust.py)
 
 
 def embedder_for(root: Path) -> CachedEmbedder:
@@ -71,12 +73,16 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
 
     ``progress`` (optional) is told the fraction done and the stage, for a progress bar. ``kb_index``
     says when the knowledge base is embedded (:class:`core.tools.kb.KnowledgeBase`): now, in the
-    background (its progress in ``kb.status``), or on its first search.
+    background (its progress in ``kb.status``), or on its first search. A workspace that is not trusted
+    (:mod:`core.workspace.trust`) loads with its Python tools and MCP servers checked but not run.
     """
     report = progress or (lambda _f, _s: None)
     report(0.0, "reading store.yaml and gar.csv")
     files = load_workspace_files(root)
     problems = list(files.problems)
+    trusted = is_trusted(files.root, files.config)
+    if not trusted:
+        problems.append(untrusted_problem(files.config))
     emb = embedder or embedder_for(files.root)
     gar = GarIndex(files.gar, emb)
     report(0.1, "compiling SOPs")
@@ -115,14 +121,15 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
                                     "under kb/"))
     for decl in files.config.tools.values():
         try:
-            tools[decl.name] = build_declared(decl, files.root)
+            tools[decl.name] = build_declared(decl, files.root, trusted=trusted,
+                                              reason=held_reason(f"the Python tool {decl.name!r}"))
         except WorkspaceError as exc:
             problems.append(Problem("store.yaml", decl.line, "error", exc.message))
     if files.config.mcp:  # MCP servers: started (or reached) and listed now, each within its start deadline
         from core.tools.mcp_tools import build_mcp_tools, named_tools
 
         named = named_tools(files, (n.tool for sop in sops for n in sop.nodes.values()))
-        served, mcp_problems = build_mcp_tools(files, named)
+        served, mcp_problems = build_mcp_tools(files, named, trusted=trusted, reason=held_reason("its server"))
         problems += mcp_problems
         for name, tool in served.items():
             tools.setdefault(name, tool)
@@ -140,7 +147,7 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     gar_source = gar_file.read_text(encoding="utf-8", errors="replace") if files.gar and gar_file.is_file() else ""
     problems += inferred_types(sops, types, gar_source)
     report(1.0, "ready")
-    return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types)
+    return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types, trusted)
 
 
 def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str]]:
