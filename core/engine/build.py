@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from core.engine.workspace_checks import (
 )
 from core.language import text as T
 from core.retrieval.embedding import CachedEmbedder, Progress, SharedModel
-from core.shared.errors import UserInputError, WorkspaceError
+from core.shared.errors import SourceUnavailableError, UserInputError, WorkspaceError
 from core.shared.problems import Problem
 from core.shared.redaction import install_log_redaction, remember_secret
 from core.sop import Sop, load_sops
@@ -31,10 +32,11 @@ from core.tools.builtin_math import MathTool
 from core.tools.catalog import Catalog, load_catalog
 from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
-from core.tools.inventory import InventoryTool
+from core.tools.held import HeldTool
+from core.tools.inventory import InventoryTool, search_spec
 from core.tools.kb import KB_TOOL, STEP, IndexMode, KnowledgeBase, KnowledgeBaseTool
 from core.understanding import LOCAL_KEY, Brain, Commerce, LLMSettings, RuleBrain
-from core.workspace.config import DEFAULT_SEARCH_TOOL
+from core.workspace.config import DEFAULT_SEARCH_TOOL, InventoryDecl
 from core.workspace.files import WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex
 from core.workspace.slots import SlotType, Vocabulary, listed_options
@@ -96,12 +98,20 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     catalog = None
     report(0.2, "loading the inventory")
     if files.config.inventory is not None:
+        search = files.config.commerce.search_tool if files.config.commerce else DEFAULT_SEARCH_TOOL
+        own = search not in files.config.tools  # a declared tool of that name is the store's own search
         try:
             catalog, inv_problems = load_catalog(files.config.inventory, files.root)
             problems += inv_problems
-            search = files.config.commerce.search_tool if files.config.commerce else DEFAULT_SEARCH_TOOL
-            if search not in files.config.tools:  # a declared tool of that name is the store's own search
+            if own:
                 tools[search] = InventoryTool(catalog, search)
+        except SourceUnavailableError as exc:  # a sheet not read yet: only the search is off, until it can be
+            problems.append(Problem(exc.location.file if exc.location else "inventory", 0, "warning",
+                                    f"{exc.message}; {search} is off until the sheet can be read (tried again as "
+                                    "customers ask for it), and everything else works"))
+            if own:
+                tools[search] = HeldTool(search_spec(search), f"the inventory is not available: {exc.message}",
+                                         retry=_late_search(files.config.inventory, files.root, search))
         except WorkspaceError as exc:
             loc = exc.location
             problems.append(Problem(loc.file if loc else "inventory", loc.line if loc else 0, "error", exc.message))
@@ -148,6 +158,19 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     problems += inferred_types(sops, types, gar_source)
     report(1.0, "ready")
     return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types, trusted)
+
+
+def _late_search(decl: InventoryDecl, root: Path, name: str) -> Callable[[], InventoryTool | None]:
+    """What a held item search tries when called: the inventory read now, or None while it still cannot be."""
+
+    def ready() -> InventoryTool | None:
+        try:
+            catalog, _ = load_catalog(decl, root)
+        except WorkspaceError:
+            return None
+        return InventoryTool(catalog, name)
+
+    return ready
 
 
 def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str]]:

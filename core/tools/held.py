@@ -20,9 +20,9 @@ RETRY_EVERY_S = 30.0  # how often a held tool with a ``retry`` looks again for w
 class HeldTool:
     """A declared tool whose calls are refused, ``reason`` saying why (for the trace, never the customer).
 
-    ``retry``, when given, is asked at each call for the tool that now works (None while it still does not):
-    a sheet that answers later serves a later call without a restart (looked for at most every
-    ``RETRY_EVERY_S`` seconds)."""
+    ``retry``, when given, looks for the tool that now works (None while it still does not): a sheet that
+    answers later serves the next turn without a restart. It runs in the background, at most every
+    ``RETRY_EVERY_S`` seconds, so a turn never waits on it."""
 
     def __init__(self, spec: ToolSpec, reason: str, retry: Callable[[], Any | None] | None = None) -> None:
         self.spec = spec
@@ -31,17 +31,40 @@ class HeldTool:
         self._ready: Any | None = None
         self._tried = time.monotonic()  # built right after a failed try: the next one waits its turn
         self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def available(self) -> bool:
+        """Whether the tool works now; when it does not and a look is due, one starts in the background."""
+        with self._lock:
+            if self._ready is not None or self.retry is None:
+                return self._ready is not None
+            due = time.monotonic() - self._tried >= RETRY_EVERY_S
+            if due and (self._thread is None or not self._thread.is_alive()):
+                self._tried = time.monotonic()
+                self._thread = threading.Thread(target=self._look, name=f"retry {self.spec.name}", daemon=True)
+                self._thread.start()
+            return False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a look running in the background; whether the tool works now."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return self._ready is not None
+
+    def _look(self) -> None:
+        assert self.retry is not None
+        found = self.retry()
+        with self._lock:
+            self._ready = found
 
     def run(self, args: dict[str, Any]) -> Any:
-        """The working tool's answer when ``retry`` found one, else the refusal.
+        """The working tool's answer once a look found it, else the refusal.
 
         Raises:
             ToolError: kind ``unavailable``, nothing sent.
         """
-        with self._lock:
-            if self._ready is None and self.retry is not None and time.monotonic() - self._tried >= RETRY_EVERY_S:
-                self._tried = time.monotonic()
-                self._ready = self.retry()
-        if self._ready is not None:
-            return self._ready.run(args)
+        ready = self._ready if self.available() else None
+        if ready is not None:
+            return ready.run(args)
         raise ToolError(self.reason, UNAVAILABLE, public=False, sent=False)

@@ -5,8 +5,8 @@ At load each server is started (or reached) and listed within its start deadline
 schema (required or optional, typed). Calls pass the gateway like any tool's: permission, arguments
 checked against the server's input schema before anything is sent, the call's deadline, side-effect
 records, and the idempotency key in the request's ``_meta``. A server that cannot be started or reached
-leaves a warning naming it: the rest of the workspace loads, and the tools SOPs name from it fail (the
-engine's graceful path) until it answers.
+leaves a warning naming it: the rest of the workspace loads, and the tools SOPs name from it are off (an
+``unavailable`` error: the request ends with one sentence) until it answers.
 """
 
 from __future__ import annotations
@@ -212,8 +212,8 @@ class McpTool:
         """For a tool its server did not list at load: list it now and check the arguments against it."""
         try:
             listed = {t.name: t for t in conn.list_tools(conn.start_wait(timeout))}
-        except McpUnavailable as exc:
-            raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {exc}", "failure",
+        except McpUnavailable as exc:  # still not started: the tool is off, not tried again at once
+            raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {exc}", UNAVAILABLE,
                             public=False, sent=False) from exc
         remote = listed.get(self.remote_name)
         if remote is None or not self.server.decl.exposes(self.remote_name):

@@ -131,12 +131,11 @@ def test_chatting_with_an_untrusted_workspace_disables_only_its_programs(tmp_pat
     ws = _copied_desk(tmp_path)
     orch = build_orchestrator(ws, loaded=load_workspace(ws, embedder), state_url="sqlite:///:memory:")
     assert "9 to 5" in orch.handle_message("s", "when are you open")
-    orch.handle_message("s", "check my ticket")
-    reply = orch.handle_message("s", "T-12")
-    assert reply.strip().endswith(say("tool_unavailable", "en")) and "open" not in reply.replace("not available", "")
-    trace = orch.last_trace("s") or {}
-    calls = [c for c in trace["tool_calls"] if c["tool"] == "desk.lookup"]
-    assert len(calls) == 1 and calls[0]["error_kind"] == "unavailable" and "not trusted" in calls[0]["error"]
+    reply = orch.handle_message("s", "check my ticket")  # its one question would feed only the held tool
+    assert reply.strip() == say("tool_unavailable", "en") and orch.load_state("s").active_goal is None
+    assert any("desk.lookup is not available" in d for d in (orch.last_trace("s") or {})["decisions"])
+    gateway = orch.gateway.call("desk", "desk.lookup", {"ticket": "T-12"})  # called anyway: refused, nothing sent
+    assert gateway.error_kind == "unavailable" and "not trusted" in gateway.error and not gateway.sent
     assert _ran(ws) == set()
 
 
