@@ -25,7 +25,7 @@ class ToolCaller:
     def off(self, t: Turn) -> frozenset[str]:
         """The tools that are off for this turn: declared but not run here (the workspace not trusted, a sheet not
         read yet: core/tools/held.py), unless the turn's script answers for them."""
-        out = set()
+        out: set[str] = set()
         for name, impl in self.gateway.tools.items():
             available = getattr(impl, "available", None)
             if available is not None and not (t.script is not None and t.script.has(name)) and not available():
