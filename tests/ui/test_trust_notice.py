@@ -1,6 +1,6 @@
 """The playground asks once before a copied workspace's programs run: a notice with "Trust this workspace" in the
-sidebar (AppTest). AppTest does not re-render the entry script's sidebar on reruns, so what the button does
-(``Playground.trust``: recorded, reloaded, the tools now run) is shown in tests/tools/test_workspace_trust.py."""
+sidebar (AppTest). AppTest does not re-render the entry script's sidebar on reruns, so the button is clicked in
+the browser (tests/ui/test_trust_e2e.py) and ``Playground.trust`` is tested in tests/tools/test_workspace_trust.py."""
 
 from __future__ import annotations
 
