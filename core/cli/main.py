@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     sgd.set_defaults(workspace=None)
     sim = add("simulate", "simulated customers (personas with a goal and a manner) try the SOPs, k runs each",
               runs=True)
+    sim.add_argument("--goals", default=None, metavar="FILE",
+                     help="judge by goals written apart from the SOPs (a YAML list: request, knows, world, wants); "
+                          "each played --k times, exit code 1 when one is missed")
     sim.add_argument("--sop", action="append", default=None, metavar="ID",
                      help="an SOP to try (repeatable; default: every SOP)")
     sim.add_argument("--k", type=positive, default=3, help="runs per persona (default 3); pass^k needs all k")
