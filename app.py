@@ -34,6 +34,12 @@ with st.sidebar:
     if target != pg.root:
         services.switch_to(target)
         st.rerun()
+    untrusted = pg.trust_notice()
+    if untrusted:  # its Python tools and MCP servers wait until someone trusts it
+        st.warning(untrusted, icon=":material/gpp_maybe:")
+        if st.button("Trust this workspace", key=f"trust_{services.workspace_tag(pg.root)}"):
+            pg.trust()
+            st.rerun()
     if services.URL_PROBLEM in st.session_state:
         st.warning(st.session_state.pop(services.URL_PROBLEM), icon=":material/link_off:")
     status = st.container()  # filled after the page ran, so a save on the page shows at once

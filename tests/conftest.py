@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,27 @@ def no_paid_services(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureReq
         return
     for name in PAID_SERVICES:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_trust_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Workspace trust is kept in a file of the test session's own, never the developer's (set before any
+    module's workspace is written, and inherited by the servers and browsers tests start): nothing is trusted
+    but the bundled workspaces, their unchanged copies and what a test trusts itself."""
+    path = tmp_path_factory.mktemp("trust") / "trusted.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SOP_TRUST_FILE", str(path))
+        yield path
+
+
+def trusted(root: Path) -> Path:
+    """Trust the workspace at ``root`` as it is now (a test's own workspace that runs Python tools or MCP
+    servers), and return ``root``."""
+    from core.workspace.store_yaml import load_store_config
+    from core.workspace.trust import trust
+
+    trust(root, load_store_config(root / "store.yaml")[0])
+    return root
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from core.engine.build import build_orchestrator, load_workspace
 from core.retrieval.embedding import CachedEmbedder
+from tests.conftest import trusted
 
 STORE = """name: Keys & Co
 currency: EUR
@@ -86,7 +87,7 @@ def shop(root: Path, copies: str = COPIES, verify: str = VERIFY) -> Path:
     (root / "sops" / "verify.sop").write_text(verify, encoding="utf-8")
     (root / "sops" / "copies.sop").write_text(copies, encoding="utf-8")
     (root / "sops" / "block.json").write_text(json.dumps(BLOCK, indent=1), encoding="utf-8")
-    return root
+    return trusted(root)
 
 
 def test_a_called_sop_runs_and_its_caller_goes_on_with_what_it_learned(tmp_path: Path,

@@ -16,6 +16,7 @@ from core.evaluation.replay import Recording, replay
 from core.playground.changes import ChangeSet, staged
 from core.retrieval.embedding import CachedEmbedder
 from core.shared.errors import UserInputError
+from tests.conftest import trusted
 
 ROOT = Path(__file__).resolve().parent.parent
 BIKES = ROOT / "examples" / "bike_repairs"
@@ -38,7 +39,7 @@ def bikes(tmp_path: Path) -> Path:
         "    return book(**kw)\n"), encoding="utf-8")
     store = ws / "store.yaml"
     store.write_text(store.read_text().replace("python: tools.py:book", "python: tools.py:counted_book"))
-    return ws
+    return trusted(ws)
 
 
 def _record(ws: Path, embedder: CachedEmbedder, tmp: Path) -> list[dict]:

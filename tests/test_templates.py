@@ -12,6 +12,7 @@ import pytest
 
 from core.engine.build import build_orchestrator, load_workspace
 from core.retrieval.embedding import CachedEmbedder
+from tests.conftest import trusted
 
 STORE = """name: Spoke & Chain Repairs
 currency: EUR
@@ -68,7 +69,7 @@ def shop(root: Path, ticket_param: str = "{context.ticket_id}",
     (root / "tools.py").write_text(TOOLS, encoding="utf-8")
     (root / "gar.csv").write_text(GAR, encoding="utf-8")
     (root / "sops" / "status.json").write_text(json.dumps(sop(ticket_param, note_text), indent=1), encoding="utf-8")
-    return root
+    return trusted(root)
 
 
 @pytest.mark.parametrize("ticket_param", ["{context.ticket_id}", "{ticket_id}", "context.ticket_id"])

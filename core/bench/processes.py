@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from core.workspace.trust import keep_trust
+
 WORKSPACE = {
     "store.yaml": """name: Ticket desk
 currency: USD
@@ -75,6 +77,7 @@ def write_workspace(root: Path) -> Path:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    keep_trust(root, was_trusted=True)  # the benchmark's own ticket desk
     return root
 
 

@@ -4,7 +4,11 @@ works on."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+
+TRUST_HELP = ("trust the workspace: its Python tools and MCP servers may run (recorded outside it, so later "
+              "commands and the playground run them too, until what they run changes)")
 
 
 def workspace_folder(args: argparse.Namespace) -> Path:
@@ -31,3 +35,21 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def trust_if_asked(folders: list[str | Path]) -> None:
+    """Trust each workspace folder (``--trust``), saying so on stderr; a folder with no store.yaml is left to
+    the command, which says what is wrong with it."""
+    from core.workspace.store_yaml import load_store_config
+    from core.workspace.trust import runnables, trust
+
+    for folder in folders:
+        store = Path(folder) / "store.yaml"
+        if not store.is_file():
+            continue
+        cfg, _ = load_store_config(store)
+        if not runnables(cfg):
+            continue
+        where = trust(Path(folder).resolve(), cfg)
+        print(f"trusted {Path(folder).resolve()}: its {', '.join(map(str, runnables(cfg)))} may run "
+              f"(recorded in {where})", file=sys.stderr)

@@ -134,6 +134,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from core.evaluation.simulate import failing_tests, simulate
     from core.understanding import LLMSettings
 
+    if args.goals:
+        return _simulate_goals(args)
     llm = LLMSettings.from_env() if args.customer != "rules" else None
     if args.customer == "llm" and llm is None:
         raise UserInputError("--customer llm needs a language model: set OPENAI_API_KEY or OPENAI_BASE_URL "
@@ -157,6 +159,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for path in written:
             print(f"wrote {path}")
     return 1 if report.pass_k < args.min_pass_k else 0
+
+
+def _simulate_goals(args: argparse.Namespace) -> int:
+    """``simulate --goals FILE``: customers judged by the outcome they want, written apart from the SOPs."""
+    from core.evaluation.outcome_goals import format_goal_runs, load_goals, simulate_goals
+
+    runs = simulate_goals(workspace_folder(args), load_goals(Path(args.goals)), k=args.k, brain=args.brain or "rule")
+    if args.json:
+        print(json.dumps({"met": sum(r.met for r in runs), "runs": [r.to_dict() for r in runs]}, ensure_ascii=False,
+                         indent=2))
+    else:
+        print(format_goal_runs(runs))
+    return 0 if all(r.met for r in runs) else 1
 
 
 def cmd_eval_kb(args: argparse.Namespace) -> int:

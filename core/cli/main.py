@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from core.cli.arguments import percent, positive, positive_float
+from core.cli.arguments import TRUST_HELP, percent, positive, positive_float, trust_if_asked
 from core.cli.bench import cmd_bench
 from core.cli.evaluate import cmd_eval, cmd_replay, cmd_simulate, cmd_test
 from core.cli.importing import cmd_import
@@ -21,26 +21,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="SOP Agent Playground engine")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name: str, help_: str) -> argparse.ArgumentParser:
+    def add(name: str, help_: str, *, runs: bool = False) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_)
         p.add_argument("--workspace", default=None, help="workspace folder (default: current folder)")
         p.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+        if runs:  # the command runs the workspace's tools
+            p.add_argument("--trust", action="store_true", help=TRUST_HELP)
         return p
 
-    chat = add("chat", "interactive terminal chat")
+    chat = add("chat", "interactive terminal chat", runs=True)
     chat.add_argument("--trace", action="store_true", help="print decisions, tool calls and goal state")
     chat.add_argument("--session", default=None)
     chat.add_argument("--customer", default=None)
     chat.add_argument("--brain", default=None, choices=["rule", "llm", "hybrid"])
-    test = add("test", "run conversation test files")
+    test = add("test", "run conversation test files", runs=True)
     test.add_argument("paths", nargs="+")
     test.add_argument("--coverage", action="store_true",
                       help="after the run, the steps of each SOP the tests reach, how many tests reach each, and "
                            "the steps no test reaches")
     test.add_argument("--min-coverage", type=percent, default=None, metavar="PCT",
                       help="exit with code 1 when the tests reach less than PCT%% of the steps (implies --coverage)")
-    add("lint", "validate SOPs, GAR, store.yaml, inventory and KB")
-    rerun = add("replay", "replay a recorded conversation against the workspace or an edited SOP, side by side")
+    add("lint", "validate SOPs, GAR, store.yaml, inventory and KB", runs=True)
+    rerun = add("replay", "replay a recorded conversation against the workspace or an edited SOP, side by side",
+                runs=True)
     rerun.add_argument("recording", help="a session exported from the Inspector (.json) or a conversation test "
                                          "(.yaml)")
     rerun.add_argument("--sop", action="append", default=None, metavar="PATH=FILE",
@@ -51,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     synthetic = kinds.add_parser("synthetic", help="synthetic sessions per SOP, graded state by state (paper §4)")
     synthetic.add_argument("--workspace", default=None, help="workspace folder (default: current folder)")
     synthetic.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    synthetic.add_argument("--trust", action="store_true", help=TRUST_HELP)
     synthetic.add_argument("--sessions", type=positive, default=220, help="how many sessions (default 220)")
     synthetic.add_argument("--seed", type=int, default=7, help="the same seed gives the same sessions (default 7)")
     synthetic.add_argument("--brain", default=None, choices=["rule", "llm", "hybrid"])
@@ -95,7 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     sgd.add_argument("--variants", default="v1,v2,v3,v4,v5",
                      help="SGD-X rewordings to measure too, comma-separated (default v1..v5; '' for none)")
     sgd.set_defaults(workspace=None)
-    sim = add("simulate", "simulated customers (personas with a goal and a manner) try the SOPs, k runs each")
+    sim = add("simulate", "simulated customers (personas with a goal and a manner) try the SOPs, k runs each",
+              runs=True)
+    sim.add_argument("--goals", default=None, metavar="FILE",
+                     help="judge by goals written apart from the SOPs (a YAML list: request, knows, world, wants); "
+                          "each played --k times, exit code 1 when one is missed")
     sim.add_argument("--sop", action="append", default=None, metavar="ID",
                      help="an SOP to try (repeatable; default: every SOP)")
     sim.add_argument("--k", type=positive, default=3, help="runs per persona (default 3); pass^k needs all k")
@@ -185,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="turns a worker computes at once (default SOP_API_COMPUTE, else 1); turns waiting on "
                             "a tool, a language model or the memory service do not count")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument("--trust", action="store_true", help=TRUST_HELP)
     args = parser.parse_args(argv)
     if args.command == "serve":
         try:
@@ -195,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     args.workspace_given = args.workspace is not None
     if args.workspace is None:
         args.workspace = os.getcwd()
+    if getattr(args, "trust", False):
+        trust_if_asked([args.workspace])
     handlers = {"chat": cmd_chat, "test": cmd_test, "lint": cmd_lint, "replay": cmd_replay, "eval": cmd_eval,
                 "bench": cmd_bench, "import": cmd_import, "simulate": cmd_simulate, "models": cmd_models,
                 "train": cmd_train}

@@ -9,16 +9,20 @@ import sys
 import uuid
 from pathlib import Path
 
-from core.cli.arguments import workspace_folder
+from core.cli.arguments import trust_if_asked, workspace_folder
 from core.shared.problems import errors
 from core.understanding import OFFERED, reading_lines
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from core.engine.build import build_orchestrator
+    from core.engine.build import build_orchestrator, load_workspace
+    from core.workspace.trust import untrusted_problem
 
-    orch = build_orchestrator(workspace_folder(args), brain=args.brain)
+    ws = load_workspace(workspace_folder(args))
+    orch = build_orchestrator(workspace_folder(args), brain=args.brain, loaded=ws)
     session = args.session or f"cli-{uuid.uuid4().hex[:8]}"
+    if not ws.trusted:
+        print(f"note: {untrusted_problem(ws.files.config).message}.")
     print(f"{orch.store_name}: chatting in session {session}. Type 'quit' to leave.")
     while True:
         try:
@@ -109,13 +113,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from core.server.served import ENV_COMPUTE, ENV_WORKSPACES, compute_slots, workspace_name
     from core.workspace.files import load_workspace_files, raise_on_errors
+    from core.workspace.trust import is_trusted, untrusted_problem
 
     roots = [Path(p).resolve() for p in (args.workspace or [os.getcwd()])]
+    if args.trust:
+        trust_if_asked(list(roots))
     for root in roots:  # a folder that is not a workspace is refused here, not in every worker
         if not (root / "store.yaml").is_file():
             print(f"error: {root} is not a workspace (it has no store.yaml)", file=sys.stderr)
             return 2
-        raise_on_errors(load_workspace_files(root).problems)
+        files = load_workspace_files(root)
+        raise_on_errors(files.problems)
+        if not is_trusted(files.root, files.config):
+            print(f"note: {root}: {untrusted_problem(files.config).message}", file=sys.stderr)
     names = [workspace_name(r) for r in roots]
     if len(set(names)) != len(names):
         print(f"error: two workspaces would be served under one name: {', '.join(names)}", file=sys.stderr)

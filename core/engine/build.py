@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from core.engine.workspace_checks import (
 )
 from core.language import text as T
 from core.retrieval.embedding import CachedEmbedder, Progress, SharedModel
-from core.shared.errors import UserInputError, WorkspaceError
+from core.shared.errors import SourceUnavailableError, UserInputError, WorkspaceError
 from core.shared.problems import Problem
 from core.shared.redaction import install_log_redaction, remember_secret
 from core.sop import Sop, load_sops
@@ -32,13 +33,15 @@ from core.tools.builtin_math import MathTool
 from core.tools.catalog import Catalog, load_catalog
 from core.tools.declared import build_declared
 from core.tools.gateway import ToolGateway
-from core.tools.inventory import InventoryTool
+from core.tools.held import HeldTool
+from core.tools.inventory import InventoryTool, search_spec
 from core.tools.kb import KB_TOOL, STEP, IndexMode, KnowledgeBase, KnowledgeBaseTool
 from core.understanding import LOCAL_KEY, Brain, Commerce, LLMSettings, RuleBrain
-from core.workspace.config import DEFAULT_SEARCH_TOOL
+from core.workspace.config import DEFAULT_SEARCH_TOOL, InventoryDecl
 from core.workspace.files import WorkspaceFiles, load_workspace_files, raise_on_errors
 from core.workspace.gar import GarIndex
 from core.workspace.slots import SlotType, Vocabulary, listed_options
+from core.workspace.trust import held_reason, is_trusted, untrusted_problem
 from core.workspace.paths import state_folder
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
@@ -58,6 +61,7 @@ class Workspace:
     embedder: CachedEmbedder
     problems: list[Problem]
     types: dict[str, dict[str, SlotType]] = field(default_factory=dict)  # per SOP, each slot's type
+    trusted: bool = True  # False: its Python tools and MCP servers are not run (core/workspace/trust.py)
 
 
 def embedder_for(root: Path) -> CachedEmbedder:
@@ -72,12 +76,16 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
 
     ``progress`` (optional) is told the fraction done and the stage, for a progress bar. ``kb_index``
     says when the knowledge base is embedded (:class:`core.tools.kb.KnowledgeBase`): now, in the
-    background (its progress in ``kb.status``), or on its first search.
+    background (its progress in ``kb.status``), or on its first search. A workspace that is not trusted
+    (:mod:`core.workspace.trust`) loads with its Python tools and MCP servers checked but not run.
     """
     report = progress or (lambda _f, _s: None)
     report(0.0, "reading store.yaml and gar.csv")
     files = load_workspace_files(root)
     problems = list(files.problems)
+    trusted = is_trusted(files.root, files.config)
+    if not trusted:
+        problems.append(untrusted_problem(files.config))
     emb = embedder or embedder_for(files.root)
     gar = GarIndex(files.gar, emb)
     report(0.1, "compiling SOPs")
@@ -91,12 +99,20 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     catalog = None
     report(0.2, "loading the inventory")
     if files.config.inventory is not None:
+        search = files.config.commerce.search_tool if files.config.commerce else DEFAULT_SEARCH_TOOL
+        own = search not in files.config.tools  # a declared tool of that name is the store's own search
         try:
             catalog, inv_problems = load_catalog(files.config.inventory, files.root)
             problems += inv_problems
-            search = files.config.commerce.search_tool if files.config.commerce else DEFAULT_SEARCH_TOOL
-            if search not in files.config.tools:  # a declared tool of that name is the store's own search
+            if own:
                 tools[search] = InventoryTool(catalog, search)
+        except SourceUnavailableError as exc:  # a sheet not read yet: only the search is off, until it can be
+            problems.append(Problem(exc.location.file if exc.location else "inventory", 0, "warning",
+                                    f"{exc.message}; {search} is off until the sheet can be read (tried again as "
+                                    "customers ask for it), and everything else works"))
+            if own:
+                tools[search] = HeldTool(search_spec(search), f"the inventory is not available: {exc.message}",
+                                         retry=_late_search(files.config.inventory, files.root, search))
         except WorkspaceError as exc:
             loc = exc.location
             problems.append(Problem(loc.file if loc else "inventory", loc.line if loc else 0, "error", exc.message))
@@ -116,14 +132,15 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
                                     "under kb/"))
     for decl in files.config.tools.values():
         try:
-            tools[decl.name] = build_declared(decl, files.root)
+            tools[decl.name] = build_declared(decl, files.root, trusted=trusted,
+                                              reason=held_reason(f"the Python tool {decl.name!r}"))
         except WorkspaceError as exc:
             problems.append(Problem("store.yaml", decl.line, "error", exc.message))
     if files.config.mcp:  # MCP servers: started (or reached) and listed now, each within its start deadline
         from core.tools.mcp_tools import build_mcp_tools, named_tools
 
         named = named_tools(files, (n.tool for sop in sops for n in sop.nodes.values()))
-        served, mcp_problems = build_mcp_tools(files, named)
+        served, mcp_problems = build_mcp_tools(files, named, trusted=trusted, reason=held_reason("its server"))
         problems += mcp_problems
         for name, tool in served.items():
             tools.setdefault(name, tool)
@@ -142,7 +159,20 @@ def load_workspace(root: str | Path, embedder: CachedEmbedder | None = None,
     problems += inferred_types(sops, types, gar_source)
     problems += condition_values(sops, types)
     report(1.0, "ready")
-    return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types)
+    return Workspace(files, sops, tools, catalog, kb, vocab, emb, problems, types, trusted)
+
+
+def _late_search(decl: InventoryDecl, root: Path, name: str) -> Callable[[], InventoryTool | None]:
+    """What a held item search tries when called: the inventory read now, or None while it still cannot be."""
+
+    def ready() -> InventoryTool | None:
+        try:
+            catalog, _ = load_catalog(decl, root)
+        except WorkspaceError:
+            return None
+        return InventoryTool(catalog, name)
+
+    return ready
 
 
 def kb_triggers(sops: list[Sop], kb: KnowledgeBase | None) -> dict[str, list[str]]:

@@ -31,6 +31,8 @@ from core.importers.star_gar import gar_rows, merge_gar
 from core.importers.star_sop import build_sop, slug, title_of
 from core.importers.star_store import merge_store_yaml
 from core.shared.errors import Location, UserInputError
+from core.workspace.store_yaml import load_store_config
+from core.workspace.trust import is_trusted, keep_trust
 
 TOOL_FILE = '''"""Mock of a STAR API, written by `python -m core import star` (the .json beside it holds the spec)."""
 
@@ -108,12 +110,15 @@ def import_star_task(task_dir: str | Path, workspace: str | Path, *, api_file: s
 def write_import(result: ImportResult, workspace: str | Path) -> list[Path]:
     """Write an import's files into the workspace (folders created as needed); returns the paths."""
     root = Path(workspace)
+    store = root / "store.yaml"
+    was_trusted = not store.is_file() or is_trusted(root, load_store_config(store)[0])
     written = []
     for rel, content in result.files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
         written.append(path)
+    keep_trust(root, was_trusted)  # its mock API is the import's own code
     return written
 
 

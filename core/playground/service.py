@@ -39,7 +39,9 @@ from core.shared.problems import Problem
 from core.state.memory import open_preference_memory
 from core.state.sessions import open_state_store
 from core.understanding import LLMSettings
+from core.workspace.files import load_workspace_files
 from core.workspace.paths import state_folder
+from core.workspace.trust import keep_trust, not_run, trust
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +119,25 @@ class Playground:
         return kb is None or kb.wait(timeout)
 
     @property
+    def trusted(self) -> bool:
+        """Whether the workspace's Python tools and MCP servers run (:mod:`core.workspace.trust`)."""
+        return self.workspace.trusted
+
+    def trust_notice(self) -> str:
+        """What the playground says while the workspace is not trusted ('' once it is)."""
+        if self.trusted:
+            return ""
+        said = not_run(self.workspace.files.config)
+        return (f"{said[0].upper()}{said[1:]}. Trust it only if you know where it comes from: its tools then run "
+                "on this computer, with your permissions.")
+
+    def trust(self) -> list[Problem]:
+        """Trust the workspace as it is now (recorded outside it) and load it again, its tools now run."""
+        with self.lock:
+            trust(self.root, load_workspace_files(self.root).config)
+        return self.reload()
+
+    @property
     def problems(self) -> list[Problem]:
         """The current lint problems of the workspace."""
         return self.workspace.problems
@@ -150,10 +171,12 @@ class Playground:
             self.reload()
 
     # ------------------------------------------------------------------ saving
-    def apply(self, change: ChangeSet, tests: Tests = "skip") -> CheckResult:
+    def apply(self, change: ChangeSet, tests: Tests = "skip", *, own_code: bool = False) -> CheckResult:
         """Write ``change`` when it lints without new errors and (``tests="check"``) breaks no conversation
-        test that passes now; ``tests="accept"`` writes it with those tests' expectations updated."""
+        test that passes now; ``tests="accept"`` writes it with those tests' expectations updated. ``own_code``:
+        the change writes code the product made (an import's mock API), so a trusted workspace stays trusted."""
         with self.lock:
+            was_trusted = self.trusted
             loaded: list[Workspace] = []
 
             def lint(stage: Path) -> list[Problem]:
@@ -165,6 +188,8 @@ class Playground:
             if result.saved:
                 for rel in change.files:
                     self.drafts.drop(rel)
+                if own_code:
+                    keep_trust(self.root, was_trusted)
                 self.reload()
         return result
 

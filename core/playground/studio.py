@@ -253,7 +253,7 @@ class Studio:
         change = ChangeSet(f"import STAR task {result.task}")
         for rel, content in result.files.items():
             change.put(rel, content)
-        return result, self.pg.apply(change)
+        return result, self.pg.apply(change, own_code=True)
 
     def import_star_upload(self, flowchart: tuple[str, bytes], api: tuple[str, bytes] | None
                            ) -> tuple[ImportResult, CheckResult]:

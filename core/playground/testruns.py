@@ -23,6 +23,7 @@ from core.retrieval.embedding import Progress
 from core.shared.errors import UserInputError
 from core.shared.problems import errors
 from core.tools.declared import HttpTool, PythonTool
+from core.tools.held import HeldTool
 from core.tools.mcp_tools import McpTool
 from core.understanding import LLMSettings
 
@@ -86,7 +87,7 @@ class Runs:
             raise UserInputError(f"{rel} already exists; pick another name")
         path = self.pg.root / rel
         external = {n for n, t in (self.pg.orch.gateway.tools.items() if self.pg.orch else [])
-                    if isinstance(t, HttpTool | PythonTool | McpTool)} | set(scripted)
+                    if isinstance(t, HttpTool | PythonTool | McpTool | HeldTool)} | set(scripted)
         cache = WorkspaceCache()
         cache.put(self.pg.root, self.pg.indexed_workspace())
         spec, first = recorded_test(name, traces, external=external, customer_id=customer_id, path=path,

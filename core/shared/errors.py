@@ -3,6 +3,7 @@
     SopError
     ├── UserInputError          a user's file or setting is wrong (carries file, line, column)
     │   ├── WorkspaceError      store.yaml, gar.csv, inventory or KB cannot be used
+    │   │   └── SourceUnavailableError   a remote source (a Google Sheet) cannot be read now, and no copy is kept
     │   └── SopSyntaxError      an SOP file cannot be compiled
     ├── ToolError               a tool failed (carries kind: invalid_input | failure | timeout | denied)
     ├── StateConflictError      optimistic-lock conflict: someone saved a newer version
@@ -50,6 +51,11 @@ class UserInputError(SopError):
 
 class WorkspaceError(UserInputError):
     """A workspace file (store.yaml, gar.csv, inventory, KB) cannot be used."""
+
+
+class SourceUnavailableError(WorkspaceError):
+    """A remote source the workspace names (a Google Sheet inventory) cannot be read now and no copy of it is
+    kept yet: only what needs it is off, until it can be read."""
 
 
 class SopSyntaxError(UserInputError):

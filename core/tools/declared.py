@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import http.client
 import importlib.util
@@ -19,6 +20,7 @@ from typing import Any
 
 from core.shared.errors import Location, ToolError, WorkspaceError
 from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
+from core.tools.held import HeldTool
 from core.tools.inventory_files import read_table
 from core.workspace.config import ToolDecl
 from core.workspace.paths import workspace_path
@@ -296,8 +298,13 @@ def _module(path: Path, decl: ToolDecl, file: str, where: Location) -> ModuleTyp
         return module
 
 
-def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
-    file, _, name = decl.python.partition(":")
+def _python_file(decl: ToolDecl, root: Path) -> Path:
+    """The .py file of a Python tool, checked to be a file of the workspace.
+
+    Raises:
+        WorkspaceError: it leads outside the workspace or does not exist.
+    """
+    file = decl.python.partition(":")[0]
     where = Location("store.yaml", decl.line)
     try:  # no ".." out of it, no absolute path elsewhere, no symbolic link to a file elsewhere
         path = Path(os.path.normpath(workspace_path(root, file, f"tools.{decl.name}.python").absolute()))
@@ -306,6 +313,13 @@ def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
                              "(it runs as trusted code)", where) from None
     if not path.exists():
         raise WorkspaceError(f"tool {decl.name!r}: {file} does not exist", where)
+    return path
+
+
+def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
+    file, _, name = decl.python.partition(":")
+    where = Location("store.yaml", decl.line)
+    path = _python_file(decl, root)
     module = _module(path, decl, file, where)
     func = getattr(module, name, None)
     if not callable(func):
@@ -313,10 +327,38 @@ def _load_function(decl: ToolDecl, root: Path) -> Callable[..., Any]:
     return func  # type: ignore[no-any-return]
 
 
-def build_declared(decl: ToolDecl, root: Path) -> Any:
-    """The tool object for a store.yaml declaration."""
+def held_python(decl: ToolDecl, root: Path, reason: str) -> HeldTool:
+    """A Python tool of a workspace that is not trusted: checked without running anything (the file is the
+    workspace's, it parses, it defines the function at its top level), its calls refused with ``reason``.
+
+    Raises:
+        WorkspaceError: naming the file and what is wrong with it.
+    """
+    file, _, name = decl.python.partition(":")
+    where = Location("store.yaml", decl.line)
+    path = _python_file(decl, root)
+    try:
+        tree = ast.parse(path.read_bytes(), filename=file)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", 0) or 0
+        raise WorkspaceError(f"tool {decl.name!r}: {file} is not valid Python (line {line}: "
+                             f"{getattr(exc, 'msg', exc)})", where) from None
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    imported = {(a.asname or a.name).split(".")[0] for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)
+                for a in n.names}
+    if name not in defined | assigned | imported:
+        raise WorkspaceError(f"tool {decl.name!r}: {file} has no function {name!r}", where)
+    return HeldTool(_spec(decl, side_effects=True), reason)
+
+
+def build_declared(decl: ToolDecl, root: Path, *, trusted: bool = True, reason: str = "") -> Any:
+    """The tool object for a store.yaml declaration; a Python tool of a workspace not ``trusted`` is checked
+    without being imported and refuses its calls (``reason`` says why)."""
     if decl.table:
         return TableTool(decl, root)
     if decl.http:
         return HttpTool(decl)
+    if not trusted:
+        return held_python(decl, root, reason)
     return PythonTool(decl, root)

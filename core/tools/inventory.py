@@ -32,6 +32,11 @@ class _Row:
     haystack: str  # name, brand, category and attributes, for text and feature matches
 
 
+def search_spec(name: str = DEFAULT_SEARCH_TOOL) -> ToolSpec:
+    """The item search's spec (its params all optional), with or without an inventory loaded yet."""
+    return ToolSpec(name, "Search the store's inventory (read-only)", [Param(p, True) for p in InventoryTool.PARAMS])
+
+
 class InventoryTool:
     """Filters over the mapped inventory: category, brand, price range, in-stock, text match."""
 
@@ -42,7 +47,7 @@ class InventoryTool:
         self.catalog = catalog
         self._cache: tuple[pd.DataFrame, list[_Row]] | None = None  # the table and its plain rows
         self._records: tuple[pd.DataFrame, dict[int, dict[str, Any]]] | None = None  # rows as returned, by position
-        self.spec = ToolSpec(name, "Search the store's inventory (read-only)", [Param(p, True) for p in self.PARAMS])
+        self.spec = search_spec(name)
 
     def run(self, args: dict[str, Any]) -> Any:
         self.catalog.refresh()  # a Google Sheet past its interval: read again in the background

@@ -5,15 +5,17 @@ At load each server is started (or reached) and listed within its start deadline
 schema (required or optional, typed). Calls pass the gateway like any tool's: permission, arguments
 checked against the server's input schema before anything is sent, the call's deadline, side-effect
 records, and the idempotency key in the request's ``_meta``. A server that cannot be started or reached
-leaves a warning naming it: the rest of the workspace loads, and the tools SOPs name from it fail (the
-engine's graceful path) until it answers.
+leaves a warning naming it: the rest of the workspace loads, and the tools SOPs name from it are off (an
+``unavailable`` error: the request ends with one sentence) until it answers.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any
 from core.shared.errors import ToolError
 from core.shared.problems import Problem
 from core.tools.base import ToolSpec, classify_error
+from core.tools.held import UNAVAILABLE
 from core.tools.mcp_client import McpConnection, McpUnavailable, RemoteTool, Target, connection
 from core.workspace.config import StoreConfig, ToolDecl
 from core.workspace.files import WorkspaceFiles
@@ -192,9 +195,9 @@ class McpTool:
                 being unavailable or stopping mid-call (``failure``), or the deadline passing (``timeout``).
         """
         conn = self.server.conn
-        if conn is None:
+        if conn is None:  # never started: not trusted, or a variable it needs is not set
             raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {self.server.why_not}",
-                            "failure", public=False, sent=False)
+                            UNAVAILABLE, public=False, sent=False)
         timeout = timeout_s or self.spec.timeout_s or DEFAULT_CALL_TIMEOUT_S
         if self.remote is None:
             args = self._late_check(conn, args, timeout)
@@ -209,8 +212,8 @@ class McpTool:
         """For a tool its server did not list at load: list it now and check the arguments against it."""
         try:
             listed = {t.name: t for t in conn.list_tools(conn.start_wait(timeout))}
-        except McpUnavailable as exc:
-            raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {exc}", "failure",
+        except McpUnavailable as exc:  # still not started: the tool is off, not tried again at once
+            raise ToolError(f"the MCP server {self.server.decl.name!r} is not available: {exc}", UNAVAILABLE,
                             public=False, sent=False) from exc
         remote = listed.get(self.remote_name)
         if remote is None or not self.server.decl.exposes(self.remote_name):
@@ -303,11 +306,14 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def build_mcp_tools(files: WorkspaceFiles, named: Iterable[str]) -> tuple[dict[str, McpTool], list[Problem]]:
+def build_mcp_tools(files: WorkspaceFiles, named: Iterable[str], *, trusted: bool = True,
+                    reason: str = "") -> tuple[dict[str, McpTool], list[Problem]]:
     """The tools of every MCP server the workspace declares, and the problems found listing them.
 
     ``named``: the tool names the workspace's SOPs, GAR, agents and hand-off use; those of a server that
-    cannot be listed still get a tool (which fails until the server answers), so the rest loads.
+    cannot be listed still get a tool (which fails until the server answers), so the rest loads. For a
+    workspace not ``trusted`` no server is started or called (no command run, no variable read into a
+    header): the entries are checked as written and the named tools refuse their calls (``reason``).
     """
     tools: dict[str, McpTool] = {}
     problems: list[Problem] = []
@@ -318,6 +324,10 @@ def build_mcp_tools(files: WorkspaceFiles, named: Iterable[str]) -> tuple[dict[s
         if outside is not None:
             problems.append(Problem("store.yaml", decl.line, "error", f"MCP server {decl.name!r}: cwd {decl.cwd!r} "
                                     f"leads outside the workspace (to {outside})"))
+            continue
+        if not trusted:
+            problems += _unstarted_problems(decl)
+            _held(McpServer(decl, None, reason), named, tools)
             continue
         target, why_not = target_of(decl, files.root)
         server = McpServer(decl, connection(target, decl.start_timeout_s, owner) if target else None, why_not)
@@ -330,9 +340,7 @@ def build_mcp_tools(files: WorkspaceFiles, named: Iterable[str]) -> tuple[dict[s
             problems.append(Problem("store.yaml", decl.line, "warning", f"MCP server {decl.name!r} ({decl.where()}) "
                                     f"is not available: {exc}. Its tools fail until it answers; the rest of the "
                                     "workspace works"))
-            for name in sorted(set(named)):
-                if decl.remote_name(name) is not None and name not in tools:
-                    tools[name] = McpTool(name, server, None)
+            _held(server, named, tools)
             continue
         problems += _listing_problems(decl, listed)
         for remote in listed:
@@ -342,6 +350,23 @@ def build_mcp_tools(files: WorkspaceFiles, named: Iterable[str]) -> tuple[dict[s
                 decls[name] = ToolDecl(name, remote.description, tools[name].spec.params, line=decl.line)
     problems += check_gar_params(files.gar, decls)
     return tools, problems
+
+
+def _held(server: McpServer, named: Iterable[str], tools: dict[str, McpTool]) -> None:
+    """A tool, not listed, for each name the workspace uses of a server that is not listed (it is tried when
+    called, if the server can be by then)."""
+    for name in sorted(set(named)):
+        if server.decl.remote_name(name) is not None and name not in tools:
+            tools[name] = McpTool(name, server, None)
+
+
+def _unstarted_problems(decl: McpDecl) -> list[Problem]:
+    """What can be checked of a server without starting or calling it: a command that is not found."""
+    program = executable(decl.command)
+    if decl.url or "${" in program or os.sep in program or shutil.which(program):
+        return []  # a path is looked up where the server would run, only when it runs
+    return [Problem("store.yaml", decl.line, "warning", f"MCP server {decl.name!r}: command {decl.command!r} is not "
+                    "on PATH")]
 
 
 def _listing_problems(decl: McpDecl, listed: list[RemoteTool]) -> list[Problem]:

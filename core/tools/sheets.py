@@ -5,8 +5,9 @@ key (``key=``) or a service account's bearer token (its JSON key signed into a J
 ``token_uri``). Credentials come only from the environment. Each copy read is kept in the workspace's
 ``.state/sheets/``: the workspace reads that copy while it is younger than ``refresh_minutes`` and asks the API
 again after that. A read that fails (no key, an HTTP error, no answer before the deadline) keeps the copy and
-reports a warning naming the sheet and what went wrong; with no copy at all it is an error, and the rest of
-the workspace loads without the inventory. The API calls are :mod:`core.tools.sheets_api`'s.
+reports a warning naming the sheet and what went wrong; with no copy at all the inventory search is off (a
+warning, and one sentence to a customer who needs it) until the sheet can be read, and the rest of the
+workspace works. The API calls are :mod:`core.tools.sheets_api`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.shared.errors import Location, WorkspaceError
+from core.shared.errors import Location, SourceUnavailableError, WorkspaceError
 from core.shared.problems import Problem
 from core.tools.sheets_api import API_KEY_ENV, CREDENTIALS_ENV, Credentials, SheetError, SheetRef, SheetsClient
 from core.workspace.config import InventoryDecl
@@ -102,7 +103,7 @@ class SheetFeed:
             The rows, and a warning when they are an older copy because reading the sheet failed.
 
         Raises:
-            WorkspaceError: the sheet cannot be read and there is no copy of it yet.
+            SourceUnavailableError: the sheet cannot be read and there is no copy of it yet.
         """
         with self._lock:
             self._copy = self._load()  # another process may have read it meanwhile
@@ -113,7 +114,7 @@ class SheetFeed:
             except SheetError as exc:
                 self._save(SheetCopy(self._copy.values, self._copy.fetched_at, self.clock(), str(exc)))
                 if self._copy.values is None:
-                    raise WorkspaceError(f"cannot read the sheet: {exc}", Location(self.label)) from exc
+                    raise SourceUnavailableError(f"cannot read the sheet: {exc}", Location(self.label)) from exc
                 return self._copy.values, self._standing()
             now = self.clock()
             self._save(SheetCopy(values, now, now, ""))

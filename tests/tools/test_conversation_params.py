@@ -23,6 +23,7 @@ from core.tools.declared import HttpTool, PythonTool
 from core.tools.gateway import ToolGateway
 from core.workspace.config import AgentDecl, ToolDecl
 from core.workspace.params import Param
+from tests.conftest import trusted
 from tests.tools.jsonhttp import send_json
 
 OPEN = "I need to open a ticket"
@@ -32,7 +33,7 @@ def _desk(tmp_path: Path, tools_py: str, embedder: CachedEmbedder) -> Orchestrat
     """The ticket-desk workspace (one ask, then ``desk.open_ticket``) with its tools.py replaced."""
     ws = write_workspace(tmp_path / "ws")
     (ws / "tools.py").write_text(tools_py, encoding="utf-8")
-    return build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite", embedder=embedder, brain="rule")
+    return build_orchestrator(trusted(ws), state_url=f"sqlite:///{tmp_path}/s.sqlite", embedder=embedder, brain="rule")
 
 
 def _open_ticket(orch: Orchestrator, session: str, issue: str, customer_id: str | None = None) -> str:

@@ -23,6 +23,7 @@ from core.retrieval.embedding import CachedEmbedder
 from core.tools.gateway import ToolGateway
 from core.tools.mcp_client import close_all
 from core.tools.mcp_tools import McpTool
+from tests.conftest import trusted
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mcp_orders"
@@ -47,7 +48,7 @@ def _orders_copy(tmp_path: Path, log: Path) -> Path:
     (ws / "store.yaml").write_text(store.replace("env: {ORDERS_CSV: data/orders.csv}",
                                                  f"env: {{ORDERS_CSV: data/orders.csv, ORDERS_CALL_LOG: '{log}'}}"),
                                    encoding="utf-8")
-    return ws
+    return trusted(ws)
 
 
 DESK_GAR = """action,action_type,user_interaction_metadata,api,params
@@ -80,7 +81,7 @@ def _desk(tmp_path: Path, server: str, *, check_tool: str = "desk.lookup") -> Pa
     (ws / "gar.csv").write_text(DESK_GAR.replace("desk.lookup", check_tool), encoding="utf-8")
     for name, text in DESK_SOPS.items():
         (ws / "sops" / name).write_text(text, encoding="utf-8")
-    return ws
+    return trusted(ws)
 
 
 def _stdio(log: Path, start_timeout_s: float = 15) -> str:

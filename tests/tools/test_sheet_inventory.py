@@ -195,11 +195,11 @@ def test_a_running_search_sees_the_changed_sheet_after_the_interval(keyed: FakeS
 
 
 # ------------------------------------------------------------------ no key
-def test_no_key_and_no_copy_loads_the_rest_with_a_clear_error(ws_copy: Path, embedder: CachedEmbedder) -> None:
+def test_no_key_and_no_copy_loads_the_rest_with_a_clear_warning(ws_copy: Path, embedder: CachedEmbedder) -> None:
     sheet_store(ws_copy)
     ws = load_workspace(ws_copy, embedder)
     mine = [p for p in ws.problems if p.file == LABEL]
-    assert [p.severity for p in mine] == ["error"]
+    assert [p.severity for p in mine] == ["warning"]  # only the search is off (tests/tools/test_sheet_unreachable.py)
     assert "no key for the Google Sheets API: set SOP_SHEETS_API_KEY" in mine[0].message
     assert "GOOGLE_APPLICATION_CREDENTIALS" in mine[0].message
     assert ws.catalog is None and ws.sops and "knowledge_base.search" in ws.tools  # the rest works

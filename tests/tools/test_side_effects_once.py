@@ -14,6 +14,7 @@ import pytest
 from core import build_orchestrator
 from core.bench.processes import write_workspace
 from core.language.replies import say
+from tests.conftest import trusted
 from tests.tools.faultserver import fault_server
 
 PYTHON_TOOL = "    python: tools.py:open_ticket\n"
@@ -24,7 +25,7 @@ def _desk(tmp_path: Path, tool: str) -> Path:
     ws = write_workspace(tmp_path / "ws")
     yaml = (ws / "store.yaml").read_text(encoding="utf-8")
     (ws / "store.yaml").write_text(yaml.replace(PYTHON_TOOL, tool), encoding="utf-8")
-    return ws
+    return trusted(ws)
 
 
 def _open_ticket(ws: Path, tmp_path: Path) -> tuple[str, object]:
@@ -57,7 +58,7 @@ def test_a_python_tool_that_crashes_mid_change_runs_once(tmp_path: Path) -> None
         "    with (Path(__file__).parent / 'runs.log').open('a') as fh:\n"
         "        fh.write(idempotency_key + '\\n')\n"
         "    raise RuntimeError('the ticket table is locked')\n", encoding="utf-8")
-    reply, orch = _open_ticket(ws, tmp_path)
+    reply, orch = _open_ticket(trusted(ws), tmp_path)
     assert len((ws / "runs.log").read_text().splitlines()) == 1
     assert say("side_effect_unsure", "en") in reply and "locked" not in reply
     assert len(orch.store.side_effects_to_check("s")) == 1  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ from core.tools.declared import HttpTool, PythonTool
 from core.tools.gateway import ToolGateway
 from core.workspace.config import AgentDecl, ToolDecl
 from core.workspace.params import Param
+from tests.conftest import trusted
 
 SECRET = "sk-live-0123456789"
 
@@ -177,7 +178,7 @@ def test_the_engines_own_sentence_after_a_tool_fault_is_in_the_customers_languag
     (ws / "store.yaml").write_text(yaml.replace("    python: tools.py:open_ticket\n",
                                                 "    python: tools.py:open_ticket\n    timeout_s: 0.2\n"),
                                    encoding="utf-8")
-    orch = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    orch = build_orchestrator(trusted(ws), state_url=f"sqlite:///{tmp_path}/s.sqlite")
     orch.handle_message("s", "I need to open a ticket")
     reply = orch.handle_message("s", "เครื่องพิมพ์ชั้นสองกระดาษติด")  # the printer on floor 2 is jammed
     assert say("side_effect_unsure", "th") in reply and say("side_effect_unsure", "en") not in reply

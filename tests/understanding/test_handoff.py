@@ -10,6 +10,7 @@ import pytest
 
 from core import build_orchestrator
 from core.engine.orchestrator import Orchestrator
+from tests.conftest import trusted
 
 STORE = """name: Drip Fix
 currency: GBP
@@ -131,7 +132,7 @@ tools:
     params: [request]
     python: tools.py:broken
 """)
-    return root
+    return trusted(root)
 
 
 def test_a_handoff_tool_reaches_the_team_with_the_request_and_a_summary(tmp_path: Path) -> None:

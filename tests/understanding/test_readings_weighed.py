@@ -15,6 +15,7 @@ from core.language import text as T
 from core.understanding.brains.conditions import field_condition
 from core.workspace.slots import SlotType
 from core.understanding.values import labelled_values
+from tests.conftest import trusted
 from tests.understanding.desks import desk
 
 
@@ -144,7 +145,7 @@ def test_a_step_that_calls_a_tool_and_speaks_names_what_the_tool_made_of_the_cus
     (root / "sops" / "swap.sop").write_text(
         "---\nid: desk.swap\nagent: desk\ntitle: Swap shoes\ntriggers:\n  - swap my shoes\n---\n"
         "ask user which model they want\nfind the swap\n", encoding="utf-8")
-    orch = build_orchestrator(root, state_url="sqlite:///:memory:")
+    orch = build_orchestrator(trusted(root), state_url="sqlite:///:memory:")
     orch.handle_message("s", "swap my shoes")
     reply = orch.handle_message("s", "the red ones in 42")
     assert "Swap SW-1: you get the Trail Shoe (size 42, colour red)." in reply

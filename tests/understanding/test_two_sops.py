@@ -15,6 +15,7 @@ import pytest
 from core import build_orchestrator
 from core.engine.orchestrator import Orchestrator
 from core.importers import import_star_task, write_import
+from tests.conftest import trusted
 
 CABINS = Path(__file__).parent / "cabins"
 
@@ -142,7 +143,7 @@ def test_a_question_the_knowledge_base_answers_stays_a_side_question(root: Path,
     (ws / "kb").mkdir(exist_ok=True)
     (ws / "kb" / "trails.md").write_text("# Dogs on the trails\n\nDogs are welcome on the Falls Path and the "
                                          "North Loop if they stay on a leash.\n", encoding="utf-8")
-    orch = build_orchestrator(ws, state_url=f"sqlite:///{tmp_path}/s.sqlite")
+    orch = build_orchestrator(trusted(ws), state_url=f"sqlite:///{tmp_path}/s.sqlite")
     say(orch, "I'm looking for a cabin", "by the lake please")
     trace = say(orch, "are dogs allowed on the Falls Path?")
     assert not calls(trace, "trail_report.query")

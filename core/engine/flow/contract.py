@@ -36,6 +36,7 @@ class AgentRunRequest:
     others_waiting: bool = False  # another request is waiting on the stack: no "anything else?" offer now
     language: str = "en"  # the customer's language: the engine's own sentences are said in it
     visited: list[str] = field(default_factory=list)  # the steps this goal ran this turn (shared by its passes)
+    off: frozenset[str] = frozenset()  # tools that are off this turn (not trusted, their source unreachable)
 
 
 @dataclass

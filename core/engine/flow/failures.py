@@ -1,7 +1,8 @@
 """The failure rules (paper §3): a step runs at most ``MAX_ATTEMPTS`` times without progress; a tool's "invalid
-input" goes back to the ask whose answer it names; a denied tool, or one that changes things and failed after its
-request may have been sent (a timeout, a server error, an answer too large, a crash mid-call), ends the goal; any
-other error retries the step (a change only when nothing was sent, with the same idempotency key)."""
+input" goes back to the ask whose answer it names; a denied tool, one not available here (not trusted, its server or
+sheet unreachable), or one that changes things and failed after its request may have been sent (a timeout, a server
+error, an answer too large, a crash mid-call), ends the goal; any other error retries the step (a change only when
+nothing was sent, with the same idempotency key)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ def on_failure(agent: str, goal: Goal, sop: Sop, node: Node, call: ToolCall, res
     if call.error_kind == "denied":
         resp.decisions.append(f"{call.tool} denied for agent {agent}: ending gracefully")
         end(goal, None, resp, "failed", say("not_allowed_here", resp.language))
+        return
+    if call.error_kind == "unavailable":  # a tool not run here (not trusted, its server or sheet unreachable)
+        resp.decisions.append(f"{call.tool} is not available ({call.error}): ending gracefully, nothing retried")
+        end(goal, None, resp, "failed", say("tool_unavailable", resp.language))
         return
     if call.outcome_unknown:  # a change that may have gone through: never sent twice, a person checks it
         resp.decisions.append(f"{call.tool} changes things and failed after it may have been sent "

@@ -65,7 +65,7 @@ def refresh_missing(goal: Goal, sop: Sop) -> None:
     pending = sop.node(goal.pending)
     if pending is not None:
         missing += [p.name for p in pending.fills if goal.slots.get(p.name) in (None, "")]
-    api = _next_api(sop, goal.pending or goal.step)
+    api = next_api(sop, goal.pending or goal.step)
     if api is not None:
         missing += [p.name for p in api.params if not p.optional and goal.slots.get(p.name) in (None, "")
                     and p.name not in missing]
@@ -74,7 +74,8 @@ def refresh_missing(goal: Goal, sop: Sop) -> None:
         goal.next_question = ""
 
 
-def _next_api(sop: Sop, start: str | None) -> Node | None:
+def next_api(sop: Sop, start: str | None) -> Node | None:
+    """The first step calling a tool from ``start`` on, through action steps only (None past a decision)."""
     seen: set[str] = set()
     nid = start
     while nid and nid not in seen and nid in sop.nodes:

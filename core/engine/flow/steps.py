@@ -8,7 +8,7 @@ from core.engine.flow.contract import AgentEnv, AgentRunRequest, AgentRunRespons
 from core.engine.flow.decisions import decide, implied_answer
 from core.engine.flow.failures import count_attempt
 from core.engine.flow.messages import end, invited_values_given, step_message
-from core.engine.flow.moves import move, refresh_missing
+from core.engine.flow.moves import move, next_api, refresh_missing
 from core.engine.flow.replies import missing_way, pass_unanswered
 from core.engine.flow.search import SEARCH_KEY, search_on
 from core.engine.flow.tool_calls import apply_results, request_tool
@@ -52,6 +52,18 @@ def run_steps(env: AgentEnv, agent: str, req: AgentRunRequest) -> AgentRunRespon
         take_action(env, goal, sop, node, req, resp)
     refresh_missing(goal, sop)
     return resp
+
+
+def leads_to_off_tool(goal: Goal, sop: Sop, node: Node, req: AgentRunRequest, resp: AgentRunResponse) -> bool:
+    """Whether the ask ``node`` only gathers what a tool that is off this turn needs: the goal then ends with one
+    sentence at once, rather than asking questions whose answers nothing can use (an inventory search whose
+    sheet was never read, a tool of an untrusted workspace)."""
+    api = next_api(sop, node.id)
+    if api is None or api.tool not in req.off:
+        return False
+    resp.decisions.append(f"{api.tool} is not available: {node.label!r} is not asked, the goal ends")
+    end(goal, None, resp, "failed", say("tool_unavailable", resp.language))
+    return True
 
 
 def went_round(node: Node, visited: list[str], resp: AgentRunResponse) -> bool:
@@ -98,7 +110,8 @@ def take_action(env: AgentEnv, goal: Goal, sop: Sop, node: Node, req: AgentRunRe
             pass_unanswered(goal, node, "said before that they cannot give it", req.turn)
             return
         if "api_call" not in node.kinds:
-            ask(env, goal, sop, node, resp, req)
+            if not leads_to_off_tool(goal, sop, node, req, resp):
+                ask(env, goal, sop, node, resp, req)
             return
     if "api_call" in node.kinds:
         request_tool(env, goal, sop, node, req, resp)

@@ -122,7 +122,7 @@ class Asides:
             t.messages.append(say_to(t, "declined_more"))
         elif act == "reaction" and NewGoals.just_finished(t.state):  # a reaction to what we just did ("Good idea.")
             t.trace.act = "offer_more"
-            t.messages.append(say_to(t, "glad_more"))
+            t.messages.append(say_to(t, _closing(NewGoals.finished_last(t.state))))
         else:
             self.unclear(t)
 
@@ -146,3 +146,10 @@ def _lowered(title: str) -> str:
     ("Transfer money" -> "transfer money", "ABCD refunds" stays)."""
     first = title.split(" ", 1)[0]
     return title if len(first) > 1 and first[1:2].isupper() else title[:1].lower() + title[1:]
+
+
+def _closing(goal: Goal | None) -> str:
+    """The sentence answering a reaction to the request that just ended: glad to have helped only when it was
+    done; sorry when it failed (never a claim that it helped); else (cancelled, handed to the team) an offer."""
+    outcome = goal.outcome if goal is not None else ""
+    return {"completed": "glad_more", "failed": "sorry_more"}.get(outcome, "more_plain")

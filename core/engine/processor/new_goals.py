@@ -81,8 +81,14 @@ class NewGoals:
     @staticmethod
     def just_finished(state: SessionState) -> bool:
         """Whether a goal ended in the previous turn (the customer is likely answering its result)."""
-        return any(g.status == GoalStatus.DONE and g.memory and g.memory[-1].turn >= state.turn - 1
-                   for g in state.goals.values())
+        return NewGoals.finished_last(state) is not None
+
+    @staticmethod
+    def finished_last(state: SessionState) -> Goal | None:
+        """The goal that ended in the previous turn (the latest of them), None when none did."""
+        ended = [g for g in state.goals.values()
+                 if g.status == GoalStatus.DONE and g.memory and g.memory[-1].turn >= state.turn - 1]
+        return max(ended, key=lambda g: (g.memory[-1].turn, g.updated_at), default=None)
 
     def last_completed(self, state: SessionState) -> Goal | None:
         """The goal completed last in this session (whose SOP and agent still exist)."""

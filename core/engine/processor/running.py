@@ -91,7 +91,7 @@ class GoalRunner:
             return AgentRunResponse(done=True, outcome="failed")
         visited: list[str] = []  # the steps run for this goal this turn, across its passes (the cycle guard)
         req = AgentRunRequest(goal, sop, t.prefs, turn=t.state.turn, others_waiting=bool(t.state.goal_stack),
-                              language=t.reading.language, visited=visited)
+                              language=t.reading.language, visited=visited, off=self.tools.off(t))
         resp = agent.run(req)
         self.collect(t, resp, goal)
         passes = 0
@@ -100,7 +100,7 @@ class GoalRunner:
             results = [self.tools.call(t, agent.name, r.tool, r.args) for r in resp.tool_requests]
             resp = agent.run(AgentRunRequest(goal, sop, t.prefs, tool_results=results, turn=t.state.turn,
                                              others_waiting=req.others_waiting, language=req.language,
-                                             visited=visited))
+                                             visited=visited, off=req.off))
             self.collect(t, resp, goal)
         if resp.tool_requests and not resp.done:
             goal.step = resp.tool_requests[0].node

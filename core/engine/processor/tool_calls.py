@@ -22,6 +22,16 @@ class ToolCaller:
         # records a side-effecting call as intended before it runs (the orchestrator's store)
         self.before_change: Callable[[Turn, str, dict[str, Any], str], None] | None = None
 
+    def off(self, t: Turn) -> frozenset[str]:
+        """The tools that are off for this turn: declared but not run here (the workspace not trusted, a sheet not
+        read yet: core/tools/held.py), unless the turn's script answers for them."""
+        out: set[str] = set()
+        for name, impl in self.gateway.tools.items():
+            available = getattr(impl, "available", None)
+            if available is not None and not (t.script is not None and t.script.has(name)) and not available():
+                out.add(name)
+        return frozenset(out)
+
     def call(self, t: Turn, agent: str, tool: str, args: dict[str, Any], system: bool = False) -> ToolCall:
         """One tool call through the gateway; on a re-run after a conflict, reuse this turn's result. A call
         that changes the world gets an idempotency key (the same for the same call of the same turn, also
