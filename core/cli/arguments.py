@@ -37,6 +37,19 @@ def positive(text: str) -> int:
     return value
 
 
+def trusted_folder(folder: Path) -> bool:
+    """Whether a workspace folder may run its Python tools and MCP servers (True for a folder that is no
+    workspace: the command says what is wrong with it)."""
+    from core.workspace.store_yaml import load_store_config
+    from core.workspace.trust import is_trusted
+
+    store = folder / "store.yaml"
+    if not store.is_file():
+        return True
+    cfg, _ = load_store_config(store)
+    return is_trusted(folder.resolve(), cfg)
+
+
 def trust_if_asked(folders: list[str | Path]) -> None:
     """Trust each workspace folder (``--trust``), saying so on stderr; a folder with no store.yaml is left to
     the command, which says what is wrong with it."""

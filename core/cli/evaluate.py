@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.cli.arguments import workspace_folder
+from core.cli.arguments import trust_if_asked, trusted_folder, workspace_folder
 from core.shared.errors import UserInputError
 from core.workspace.paths import read_text_file
 
@@ -191,6 +191,14 @@ def cmd_eval_procedures(args: argparse.Namespace) -> int:
     def progress(done: int, total: int) -> None:
         print(f"\r{done}/{total} conversations", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
+    workspaces = sorted({s.parent for s in Path(args.folder).glob("**/store.yaml")})
+    if args.trust:
+        trust_if_asked(list(workspaces))
+    untrusted = [w for w in workspaces if not trusted_folder(w)]
+    if untrusted:
+        print(f"note: {len(untrusted)} workspace(s) under {args.folder} are not trusted, so their Python tools and MCP "
+              "servers will not run (add --trust to trust them): " + ", ".join(str(w) for w in untrusted),
+              file=sys.stderr)
     reports = evaluate_procedures(Path(args.folder), progress=progress if sys.stderr.isatty() else None)
     report = procedures_report(reports)
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_procedures(reports))

@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
                                                      "failing turn")
     procedures.add_argument("folder", help="a folder of workspaces, each with a conversations/ folder")
     procedures.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    procedures.add_argument("--trust", action="store_true",
+                            help="trust every workspace under the folder: their Python tools and MCP servers may run "
+                                 "(recorded outside them, as for --trust on chat)")
     procedures.add_argument("--min-accuracy", type=float, default=0.0,
                             help="exit with code 1 when the share of passing conversations is below this (0-1)")
     procedures.set_defaults(workspace=None)
