@@ -26,7 +26,7 @@ def lone_number(text: str) -> str | None:
     return found[0] if found and len({len(f) for f in found}) == 1 else None
 
 
-AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money", "date"})
+AHEAD_KINDS = frozenset({"number", "digits", "option", "email", "phone", "id", "money", "date", "time"})
 TOPIC_NOISE = frozenset({"number", "no", "id", "name", "value", "answer", "code", "type", "right", "please", "could",
                          "provide", "tell", "give", "share", "enter", "well", "also", "now"})
 

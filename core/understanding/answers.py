@@ -114,8 +114,8 @@ def learned_yes_no(question: str, text: str) -> bool | None:
 
 # the kinds whose values say which slot they are for, most specific first: their words are taken before a
 # looser kind reads the rest ("60614, (312) 555-0187": the phone number's digits are no zip code)
-NUMERIC_KINDS = frozenset({"money", "number", "digits", "id", "phone", "date"})  # kinds a bare number can fill
-CLAIM_ORDER = {"email": 0, "phone": 1, "date": 2, "money": 3, "id": 4, "option": 5, "digits": 6, "number": 7}
+NUMERIC_KINDS = frozenset({"money", "number", "digits", "id", "phone", "date", "time"})  # kinds a bare number can fill
+CLAIM_ORDER = {"email": 0, "phone": 1, "date": 2, "time": 3, "money": 4, "id": 5, "option": 6, "digits": 7, "number": 8}
 
 
 @dataclass(frozen=True)
@@ -427,7 +427,7 @@ class AnswerReader:
                 if said_yes is not None:
                     found[name] = said_yes
                 continue
-            if st.kind not in ("money", "category", "brand", "model", "email", "id", "option", "date"):
+            if st.kind not in ("money", "category", "brand", "model", "email", "id", "option", "date", "time"):
                 continue
             if st.kind == "date" and (ranged := self._date_range(goal, sop, name, st, text)) is not None:
                 found[name] = ranged  # "from June 3rd to the 6th": each date for its own slot, in the SOP's order

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from core.language import lexicons as LEX
@@ -118,6 +119,80 @@ def dates_said(st: SlotType, msg: str, *, asked: bool) -> list[tuple[str, str]]:
         if NUMERIC_DATE.search(said) or DATE_WORD.search(LEX.segment(said)) or (day_alone and (asked or out)):
             out.append((said, when))
     return [(said, when.date().isoformat()) for said, when in out]
+
+
+@cache
+def _clock() -> dict[str, str]:
+    """The language files' clock words (``clock_*``) as alternations, compiled once."""
+    keys = ("past", "to", "quarter", "half", "noon", "midnight", "am", "pm", "oclock")
+    return {k: LEX.alternation(f"clock_{k}") or "(?!x)x" for k in keys}
+
+
+SPELLED = re.sub(r"\((?!\?)", "(?:", T.NUMBER_WORDS.pattern)  # numbers in words, from the language files
+HOUR_WORD = rf"(?:\d{{1,2}}|{SPELLED})"
+MINUTE_WORDS = SPELLED
+
+
+def clock_time(msg: str, *, asked: bool) -> str | None:
+    """A clock time in a message, as HH:MM: "7:45", "7.45pm", "7 pm", "7 o'clock", "quarter past six", "half
+    past 7", "ten to eight", "10:30 in the morning", "noon" (words from the language files). A word marking the
+    afternoon or evening moves an hour before 12 on by twelve. Unasked, only a mention that is plainly a time
+    (a colon, am/pm, o'clock or a quarter or half past); asked, also a bare hour ("at 7")."""
+    w = _clock()
+    text = LEX.segment(msg)
+    found: tuple[int, int] | None = None
+    hm = re.search(rf"(?<![\d.:/])(\d{{1,2}})[:.](\d{{2}})(?![\d.:/])(?=\s*(?:{w['am']}|{w['pm']})\b|(?!\s*%))", text, re.I)
+    if hm and (":" in hm.group(0) or re.match(rf"\s*(?:{w['am']}|{w['pm']})", text[hm.end():], re.I)):
+        found = (int(hm.group(1)), int(hm.group(2)))
+    if found is None:
+        m = re.search(rf"(?<![\w:.])({w['quarter']}|{w['half']}|\d{{1,2}}|{MINUTE_WORDS})(?:\s+minutes?)?\s+"
+                      rf"({w['past']}|{w['to']})\s+({HOUR_WORD})\b", text, re.I)
+        if m:
+            minutes = 15 if re.fullmatch(w["quarter"], m.group(1), re.I) else 30 if re.fullmatch(w["half"], m.group(1), re.I) \
+                else _hour(m.group(1))
+            hour = _hour(m.group(3))
+            if minutes is not None and hour is not None and minutes < 60:
+                found = (hour, minutes) if re.fullmatch(w["past"], m.group(2), re.I) else ((hour - 1) % 24, 60 - minutes)
+    if found is None:
+        m = re.search(rf"(?<![\w:.])({HOUR_WORD})\s*(?:{w['oclock']}|(?={w['am']}\b|{w['pm']}\b))", text, re.I)
+        if m and _hour(m.group(1)) is not None:
+            found = (_hour(m.group(1)) or 0, 0)
+    if found is None and re.search(rf"(?<!\w)(?:{w['noon']})(?!\w)", text, re.I):
+        return "12:00"
+    if found is None and re.search(rf"(?<!\w)(?:{w['midnight']})(?!\w)", text, re.I):
+        return "00:00"
+    if found is None and asked:
+        m = re.fullmatch(rf"\s*(?:at\s+|around\s+|about\s+)?({HOUR_WORD})(?:\s+(?:please|thanks))?[\s.!]*", text, re.I)
+        if m and _hour(m.group(1)) is not None:
+            found = (_hour(m.group(1)) or 0, 0)
+    if found is None:
+        return None
+    hour, minutes = found
+    if hour < 12 and _marked(text, w["pm"]):  # "7pm", "in the evening"
+        hour += 12
+    elif hour == 12 and _marked(text, w["am"]):
+        hour = 0
+    return f"{hour:02d}:{minutes:02d}" if 0 <= hour < 24 and 0 <= minutes < 60 else None
+
+
+def _marked(text: str, markers: str) -> bool:
+    """Whether a message marks the time of day with one of ``markers``; a short mark ("am", "pm") counts only
+    right after a number ("7pm", "7 am"; not "I am")."""
+    for m in re.finditer(rf"(?<![a-z])(?:{markers})(?!\w)", text, re.I):
+        if len(m.group(0)) > 4 or re.search(r"\d\s*$", text[: m.start()]):
+            return True
+    return False
+
+
+def _hour(word: str) -> int | None:
+    """An hour or a number of minutes written in digits or words ("7", "seven")."""
+    if word.isdigit():
+        return int(word)
+    return T.word_number(word)
+
+
+def _time(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:
+    return clock_time(msg, asked=asked)
 
 
 SHORT_YEAR = re.compile(r"\d{1,2}\s*[/.\-]\s*\d{1,2}\s*[/.\-]\s*(\d{2})(?!\d)|['’](\d{2})\b")
@@ -400,7 +475,8 @@ def _option(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) ->
 CATCH_ALL = re.compile(rf"(?:{LEX.alternation('catch_all_options') or '(?!x)x'})", re.I)
 
 
-_EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _phone, "date": _date, "boolean": _boolean,
+_EXTRACTORS = {"money": _money, "number": _number, "email": _email, "phone": _phone, "date": _date, "time": _time,
+               "boolean": _boolean,
                "digits": _digits, "id": _id, "category": _category, "brand": _brand, "model": _model,
                "choice": _choice, "option": _option, "text": _text}
 

@@ -113,6 +113,8 @@ def example_kind(example: str) -> str | None:
     """The kind an example's shape shows: an email, a phone number, digits, money, a date, or an id (a word
     mixing letters with digits or separators); None for plain words."""
     e = example.strip()
+    if re.fullmatch(r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?|\d{1,2}(?:[.:]\d{2})?\s?[ap]\.?m\.?", e, re.I):
+        return "time"  # "7:45 pm", "10:30", "7pm"
     if not e or (" " in e and not re.fullmatch(r"[\d\s().+-]+|[$€£¥฿]\s?\d[\d,.]*", e)):
         return None  # several words ("Mei Davis 80217", "7226 Florshire Ave") show no one shape
     if re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+", e):

@@ -23,7 +23,7 @@ class SlotType:
     """What a slot holds, inferred from its name and the GAR/SOP text about it."""
 
     name: str
-    kind: str  # money | number | email | phone | date | boolean | digits | id | category | brand | model |
+    kind: str  # money | number | email | phone | date | time | boolean | digits | id | category | brand | model |
     #            choice | option (one of the values the description lists) | text
     vocab: list[str] = field(default_factory=list)
     digits: int = 0
@@ -191,6 +191,7 @@ def _kind_of(text: str, original: str) -> str | None:
         (r"\b(phone|mobile)\b", "phone"),
         (r"\be-?mail\b", "email"),
         (r"\b(date|dates|birthday|dob)\b", "date"),
+        (r"\b(time|what time|o'?clock)\b", "time"),
         (r"\bid\b", "id"),
         (r"\b(budget|price|amount|cost|money|spend)\b", "money"),
         (r"categor|type of product", "category"),
@@ -302,6 +303,8 @@ def validate(st: SlotType, value: Any) -> bool:
         return bool(EMAIL.fullmatch(str(value)))
     if st.kind == "date":
         return ISO_DATE.fullmatch(str(value)) is not None
+    if st.kind == "time":
+        return re.fullmatch(r"(?:[01]\d|2[0-3]):[0-5]\d", str(value)) is not None
     if st.kind == "phone" and st.digits:
         return len(str(value)) == st.digits  # a "+cc" country code was already dropped by _phone
     if st.handle:
@@ -364,6 +367,7 @@ SLOT_TYPES: dict[str, str] = {
     "number": "a number (a count, a quantity)",
     "money": "an amount of money in the store's currency",
     "date": "a date (today, next Friday, 3 May)",
+    "time": "a clock time (7:45, quarter past six, 10:30 in the morning), kept as HH:MM",
     "yes_no": "a yes or a no",
     "code": "a numeric code; code(6) for exactly six digits",
     "id": "an order, account or ticket id; id(ORD-XXXX) for ids shaped like the example",

@@ -92,3 +92,27 @@ def test_a_two_digit_year_is_read_in_the_century_nearest_today() -> None:
     assert extract(start, said, asked=True) == f"{this_year + 2}-03-14"
     born = SlotType("date_of_birth", "date")
     assert extract(born, "02/11/1987", asked=True) == "1987-11-02"  # four digits: as written
+
+
+@pytest.mark.parametrize(("said", "asked", "time"), [
+    ("can we make it 6:40?", False, "06:40"), ("8.15pm works", False, "20:15"), ("around 9 pm", False, "21:00"),
+    ("eleven o'clock", False, "11:00"), ("quarter past four in the afternoon", False, "16:15"),
+    ("half past 9", False, "09:30"), ("twenty to seven tonight", False, "18:40"), ("midday", False, "12:00"),
+    ("I am free at 12:00", False, "12:00"),  # "I am" marks no morning
+    ("at 5", True, "05:00"), ("at 5", False, None),  # a bare hour only answers the question that asks for one
+    ("the 5th", True, None), ("it was 7.45 euros", False, None),
+])
+def test_clock_times_are_read_in_the_ways_people_say_them(said: str, asked: bool, time: str | None) -> None:
+    from core.understanding.extract import extract
+    from core.workspace.slots import SlotType
+
+    assert extract(SlotType("pickup_time", "time"), said, asked=asked) == time
+
+
+def test_a_slot_asking_for_a_time_is_read_as_a_clock_time() -> None:
+    from core.workspace.slots import Vocabulary, declared_type, infer_type, validate
+
+    assert infer_type("table_at", "the time of the booking, e.g. 7:30 pm", Vocabulary()).kind == "time"
+    assert infer_type("slot", "what time suits you", Vocabulary()).kind == "time"
+    st = declared_type("slot", "time", "", Vocabulary())
+    assert st.kind == "time" and validate(st, "19:30") and not validate(st, "7:30 pm")

@@ -365,3 +365,14 @@ def test_a_date_range_fills_the_start_and_the_end_in_the_order_they_are_asked(tm
     bot.handle_message("t", "hold a cabin")
     reply = bot.handle_message("t", "March 9th to the 12th please")
     assert "9 March" in reply and "12 March" in reply and reply.index("9 March") < reply.index("12 March"), reply
+
+
+def test_a_clock_time_is_asked_for_and_read_as_one(tmp_path: Path) -> None:
+    gar = ['ask user when to collect,ask_user_input,"the pick-up time, e.g. 6:30 pm",,collect_at',
+           "say it is ready,message_to_user,Your order will be ready at {collect_at}.,,"]
+    root = desk(tmp_path / "ws", gar=gar, sops={"collect.sop": text_sop(
+        "desk.collect", "collect an order", "collect my order", ["ask user when to collect", "say it is ready"])})
+    bot = build_orchestrator(root, state_url="sqlite:///:memory:")
+    assert "ready at 17:45" in bot.handle_message("s", "I'd like to collect my order at quarter to six this evening")
+    bot.handle_message("t", "collect my order")
+    assert "ready at 09:30" in bot.handle_message("t", "half past nine")
