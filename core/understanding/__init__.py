@@ -45,7 +45,7 @@ from core.understanding.commands import (
 )
 
 if TYPE_CHECKING:  # the same names for type checkers, in import order; _LAZY below groups them by job
-    from core.understanding.answer_shape import GENERIC_KINDS
+    from core.understanding.answer_shape import GENERIC_KINDS, asked_in_order
     from core.understanding.answer_shape import unknown as slot_unknown
     from core.understanding.answers import AnswerReader, AnswerReading
     from core.understanding.brains.base import Brain, Perception, TurnContext, begin_turn, phrase
@@ -71,6 +71,7 @@ if TYPE_CHECKING:  # the same names for type checkers, in import order; _LAZY be
     from core.understanding.reading.reader import RuleReader
     from core.understanding.remembered import REMEMBERED
     from core.understanding.signals import NOT_KEPT, search_query
+    from core.understanding.values import reused_values
 
 # name at the door -> (inner module, its name there). Grouped by job.
 _LAZY: dict[str, tuple[str, str]] = {
@@ -114,6 +115,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "find_option": ("core.understanding.mentions", "find_option"),
     "slot_unknown": ("core.understanding.answer_shape", "unknown"),
     "GENERIC_KINDS": ("core.understanding.answer_shape", "GENERIC_KINDS"),
+    "asked_in_order": ("core.understanding.answer_shape", "asked_in_order"),
+    "reused_values": ("core.understanding.values", "reused_values"),
     "NOT_KEPT": ("core.understanding.signals", "NOT_KEPT"),
     "search_query": ("core.understanding.signals", "search_query"),
     "REMEMBERED": ("core.understanding.remembered", "REMEMBERED"),

@@ -38,6 +38,12 @@ def topic_words(node: Node) -> set[str]:
     return {T.singular(w) for w in T.tokens(text.replace("'s", "")) if w.isalpha() and len(w) > 1} - TOPIC_NOISE
 
 
+def asked_in_order(sop: Sop) -> list[str]:
+    """The slots an SOP's questions ask for, in the order its flow reaches them (level by level from the start)."""
+    return list(dict.fromkeys(p.name for nid in sop.walk(depth_first=False)
+                              if (n := sop.nodes[nid]).asks for p in n.fills))
+
+
 def asks_ahead(sop: Sop, node: Node, limit: int = 3) -> list[Node]:
     """The next questions after a step, along the flow's main line (first branches), up to a tool call."""
     out: list[Node] = []

@@ -23,6 +23,7 @@ from core.shared.models import Goal
 from core.sop.graph import SESSION_SLOTS, Node, Sop
 from core.understanding.answer_shape import (
     AHEAD_KINDS,
+    asked_in_order,
     asks_ahead,
     describes_more,
     lone_number,
@@ -129,20 +130,6 @@ class AnswerReading:
     enriched: dict[str, str] = field(default_factory=dict)  # filled descriptions with the answer's extra words
     heard: Any = None  # what the execution memory keeps of it
     declined: bool = False  # a "no" to a remembered default
-
-
-def _flow_place(sop: Sop, node_id: str) -> int:
-    """How many steps from the SOP's start a step first comes (breadth first; steps never reached come last)."""
-    seen: dict[str, int] = {}
-    queue = [(sop.start, 0)]
-    while queue:
-        nid, depth = queue.pop(0)
-        node = sop.nodes.get(nid)
-        if node is None or nid in seen:
-            continue
-        seen[nid] = depth
-        queue += [(t, depth + 1) for t in [node.next, *(b.target for b in node.branches)] if t]
-    return seen.get(node_id, len(sop.nodes))
 
 
 class AnswerReader:
@@ -447,9 +434,7 @@ class AnswerReader:
         in order, for the SOP's date slots still to fill, in the order it asks them; None for a message giving
         one date or none."""
         types = self.types(sop)
-        flow = sorted((n for n in sop.nodes.values() if n.asks), key=lambda n: _flow_place(sop, n.id))
-        order = list(dict.fromkeys(p.name for n in flow for p in n.fills
-                                   if p.name in types and types[p.name].kind == "date" and unknown(goal, p.name)))
+        order = [n for n in asked_in_order(sop) if n in types and types[n].kind == "date" and unknown(goal, n)]
         said = dates_said(st, text, asked=False)
         if len(said) < 2 or len(order) < 2 or name not in order:
             return None

@@ -283,6 +283,36 @@ def introduced_handle(text: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def reused_values(text: str, types: dict[str, SlotType], order: list[str],
+                  earlier: list[tuple[dict[str, Any], dict[str, SlotType]]]) -> dict[str, Any]:
+    """Values a message asks to take from an earlier request of the session ("the same dates as the car",
+    "same address as before": ``reuse_same`` in the language files): the slots of ``types`` still to fill that
+    the words after "same" name (by their kind, "dates", or a word of their name, "address"), each given the
+    value of the latest earlier request (``earlier``: its slots and their types, latest first) that holds
+    values of that kind, in the order the flow asks them (``order``). Empty when the message asks no such
+    thing or no earlier request has it."""
+    same = LEX.alternation("reuse_same")
+    m = re.search(rf"(?<![\w'])(?:{same})\s+([^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)\s+(?:as|like)\b", text, re.I) \
+        if same else None
+    if m is None:
+        return {}
+    said = {T.singular(w) for w in T.words(m.group(1))}
+    wanted = [n for n in order if n in types and (types[n].kind in said or said & set(name_words(n)))]
+    for slots, kinds in earlier:
+        out: dict[str, Any] = {}
+        pool = [(k, v) for k, v in slots.items() if v not in (None, "") and k in kinds]
+        for name in wanted:
+            kind = types[name].kind
+            match = next(((k, v) for k, v in pool if kinds[k].kind == kind
+                          and (kind not in ("text",) or set(name_words(k)) & set(name_words(name)))), None)
+            if match is not None:
+                out[name] = match[1]
+                pool.remove(match)
+        if out:
+            return out
+    return {}
+
+
 def name_given(text: str) -> str | None:
     """A name the customer gives unasked: said as theirs ("my name is Lena Park"), in an introduction
     (:func:`introduced_name`) or as an item of a list of values (:func:`listed_name`)."""

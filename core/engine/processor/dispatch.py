@@ -126,12 +126,36 @@ class CommandProcessor:
             t.reading.add(follow)
             return
         self._keep_for_later(t, commands, start)
-        if start is not None:
-            self.starting.start(t, start, commands, active)
+        if active is not None and self._reuse(t, active):  # "the same dates as the room": it names the earlier
+            if start is not None:                          # request, it does not ask for it again
+                t.reading.drop(start, "it names the earlier request whose values are reused")
+            self.runner.run_active(t)
+        elif start is not None:
+            self.starting.start(t, start, [*commands, *self._reused(t, start.sop)], active)
         elif active is not None:
             self.running_goal.act(t, active, commands)
         else:
             self.asides.no_goal(t, commands)
+
+    def _reused(self, t: Turn, sop_id: str) -> list[SetSlots]:
+        """"A car for the same dates as the hotel" starting a goal: the values it takes from an earlier request."""
+        goal = t.state.waiting_goal(sop_id) or self.new_goals.draft(t.state, self.sops[sop_id])
+        found = self.new_goals.reused(t.state, goal, t.perception.text)
+        return [SetSlots(evidence=t.perception.text, values=found, sop=sop_id)] if found else []
+
+    def _reuse(self, t: Turn, goal: Goal) -> bool:
+        """"The same dates as the hotel" to the running goal's question: the values taken from an earlier request
+        fill it, and the goal goes on (True); False when the message asks no such thing."""
+        sop = self.sops.get(goal.type)
+        node = sop.node(goal.pending) if sop is not None else None
+        found = self.new_goals.reused(t.state, goal, t.perception.text)
+        if node is None or not any(p.name in found for p in node.fills):
+            return False
+        goal.slots.update(found)
+        t.reading.add(SetSlots(evidence=t.perception.text, values=found))
+        t.trace.decisions.append(f"{', '.join(found)} taken from an earlier request, as the customer asked")
+        goal.step, goal.pending = node.id, None
+        return True
 
     def _keep_for_later(self, t: Turn, commands: list[Command], start: StartGoal | None) -> None:
         """Values for an SOP neither running nor starting: kept in the session for the goal that will ask

@@ -10,6 +10,7 @@ from core.engine.flow import SpecialistAgent
 from core.engine.processor.turn import Turn
 from core.shared.models import Goal, GoalStatus, SessionState
 from core.sop.graph import SESSION_SLOTS, Sop
+from core.understanding import asked_in_order, reused_values, slot_unknown
 from core.workspace.slots import PERSONAL_KINDS
 
 
@@ -77,6 +78,23 @@ class NewGoals:
                 out.update({k: person for k in names})
         out.update({k: v for k, v in state.told.items() if k in keep and k not in out})
         return out
+
+    def reused(self, state: SessionState, goal: Goal, text: str) -> dict[str, Any]:
+        """Values a message asks to take from an earlier request of the session for ``goal``'s slots still to fill
+        ("a car for the same dates as the hotel": :func:`core.understanding.reused_values`), from the latest
+        other request that holds them."""
+        sop, agent = self.sops.get(goal.type), self.agent_of(goal.type)
+        if sop is None or agent is None:
+            return {}
+        types = agent.types(sop)
+        order = [n for n in asked_in_order(sop) if slot_unknown(goal, n)]
+        earlier = []
+        for old in sorted(state.goals.values(), key=lambda g: g.updated_at, reverse=True):
+            old_sop, old_agent = self.sops.get(old.type), self.agent_of(old.type)
+            if old.id != goal.id and old_sop is not None and old_agent is not None:
+                kept = [n for n in asked_in_order(old_sop) if old.slots.get(n) not in (None, "")]
+                earlier.append(({n: old.slots[n] for n in kept}, old_agent.types(old_sop)))
+        return reused_values(text, types, order, earlier)
 
     @staticmethod
     def just_finished(state: SessionState) -> bool:

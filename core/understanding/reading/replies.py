@@ -5,7 +5,7 @@ give, the answer, corrections), then written as commands."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.language import text as T
@@ -86,6 +86,11 @@ class ReplyReader:
         r = self.read_reply(goal, p)
         fixed = list(r.fixes.values())  # "I meant 80 euros" corrects this goal: not a value for another SOP as well
         out = [c for c in out if not isinstance(c, SetSlots) or not any(v in fixed for v in c.values.values())]
+        if r.answer is not None and r.answer.ok:  # "April 2nd" answering this goal's question is not kept for another
+            used = list(r.answer.values.values())
+            out = [c if not isinstance(c, SetSlots) else replace(c, values={k: v for k, v in c.values.items()
+                                                                            if v not in used}) for c in out]
+            out = [c for c in out if not isinstance(c, SetSlots) or c.values]
         if r.go_back is not None:
             return [*out, GoBack(evidence=text, target=r.go_back.label)]
         if r.unable and agent.can_skip(goal, sop):
