@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core import build_orchestrator
 from core.bench.processes import write_workspace
+from tests.conftest import trusted
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = '''import os, signal
@@ -34,6 +35,7 @@ CHAT = ("import sys; sys.path.insert(0, sys.argv[1]); from core import build_orc
 def test_a_change_made_before_a_crash_is_reported_and_not_made_twice(tmp_path: Path) -> None:
     ws = write_workspace(tmp_path / "ws")
     (ws / "tools.py").write_text(TOOL, encoding="utf-8")
+    trusted(ws)  # its Python tool runs, in this process and the one that is killed
     (ws / "die").write_text("", encoding="utf-8")
     url = f"sqlite:///{tmp_path}/s.sqlite"
     run = subprocess.run([sys.executable, "-c", CHAT, str(ROOT), str(ws), url], capture_output=True, timeout=120)
@@ -63,7 +65,7 @@ SAVE_DIES = ("import os, signal, sys; sys.path.insert(0, sys.argv[1])\n"
 
 
 def test_a_preference_learned_before_a_crash_at_the_commit_is_kept_once(tmp_path: Path) -> None:
-    ws = write_workspace(tmp_path / "ws")
+    ws = trusted(write_workspace(tmp_path / "ws"))
     db = tmp_path / "s.sqlite"
     run = subprocess.run([sys.executable, "-c", SAVE_DIES, str(ROOT), str(ws), str(db)], capture_output=True,
                          timeout=120)
