@@ -214,8 +214,8 @@ class PostgresStateStore:
                 with conn.cursor() as cur:
                     cur.executemany("UPDATE side_effect_runs SET state = %s WHERE session_id = %s AND turn_id = %s "
                                     "AND key = %s", [(st, state.session_id, turn_id, key) for st, key in outcomes])
-            conn.execute("UPDATE side_effect_runs SET turn_state = 'committed' WHERE session_id = %s "
-                         "AND turn_id = %s", (state.session_id, turn_id))
+            conn.execute("UPDATE side_effect_runs SET turn_state = 'committed', turn = %s WHERE session_id = %s "
+                         "AND turn_id = %s", (state.turn, state.session_id, turn_id))  # re-run after a conflict
 
     def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
         """Hold the session's advisory lock on a connection of its own for the body."""

@@ -147,8 +147,8 @@ class SqliteStateStore:
             turn_id = trace.turn_id if trace is not None else ""
             conn.executemany("UPDATE side_effect_runs SET state = ? WHERE session_id = ? AND turn_id = ? AND key = ?",
                              [(st, state.session_id, turn_id, key) for st, key in side_effect_outcomes(trace)])
-            conn.execute("UPDATE side_effect_runs SET turn_state = 'committed' WHERE session_id = ? AND turn_id = ?",
-                         (state.session_id, turn_id))
+            conn.execute("UPDATE side_effect_runs SET turn_state = 'committed', turn = ? WHERE session_id = ? "
+                         "AND turn_id = ?", (state.turn, state.session_id, turn_id))  # re-run after a conflict: its turn
 
     def retired_goals(self, session_id: str) -> list[Goal]:
         """The session's finished goals moved out of its working state, oldest first."""
