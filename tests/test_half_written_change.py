@@ -63,3 +63,22 @@ def test_a_half_written_inventory_upload_is_rolled_back_by_the_command_line(comm
     assert not list(ws.glob(".*.tmp")) and not list((ws / ".state" / "backups").iterdir())
     again = _cli(ws, "lint")
     assert again.returncode == 0 and "cut off midway" not in again.stdout and ": error:" not in again.stdout
+
+
+def test_a_half_written_inventory_upload_is_rolled_back_when_the_api_opens_the_workspace(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from fastapi.testclient import TestClient
+
+    from core import build_orchestrator
+    from core.server.api import create_app
+
+    ws, before = _half_uploaded(tmp_path)
+    app = create_app([ws], token="", load_in_background=False,
+                     build=lambda root, loaded: build_orchestrator(root, state_url=f"sqlite:///{tmp_path}/s.db",
+                                                                   loaded=loaded))
+    with caplog.at_level("WARNING"), TestClient(app) as client:
+        assert client.get("/ready").status_code == 200
+        assert {n: (ws / n).read_text(encoding="utf-8") for n in before} == before
+        assert any(SENTENCE in r.getMessage() for r in caplog.records)
+        r = client.post("/sessions/s1/messages", json={"text": "I need to open a ticket"})
+        assert r.status_code == 200 and r.json()["turn"] == 1
