@@ -473,3 +473,27 @@ def test_a_run_is_filed_under_the_turn_its_attempt_committed_as(state_store: Sta
     state_store.save(bump(state), 1, Trace(session_id="s1", turn=2, user="x", turn_id="other"))
     state_store.save(later, 2, Trace(session_id="s1", turn=3, user="a", turn_id="t2"))
     assert [(r["turn"], r["turn_state"]) for r in state_store.side_effect_runs("s1")] == [(3, "committed")]
+
+
+def test_a_sqlite_store_written_before_runs_had_turn_ids_keeps_them(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE side_effects (key TEXT PRIMARY KEY, session_id TEXT NOT NULL, turn INTEGER NOT NULL, "
+                     "tool TEXT NOT NULL, args TEXT NOT NULL, at TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'intended')")
+        conn.executemany("INSERT INTO side_effects VALUES (?, 's1', ?, 'desk.open', '{}', ?, ?)",
+                         [("a", 1, "2026-01-01T00:00:01", "done"), ("b", 2, "2026-01-01T00:00:02", "unconfirmed"),
+                          ("c", 3, "2026-01-01T00:00:03", "intended")])
+    store = SqliteStateStore(db)
+    try:
+        runs = store.side_effect_runs("s1")
+        assert [(r["key"], r["turn"], r["state"], r["turn_state"]) for r in runs] == [
+            ("a", 1, "done", "committed"), ("b", 2, "unknown", "lost"), ("c", 3, "started", "running")]
+        assert [r["key"] for r in store.settle_side_effects("s1", "now")] == ["c"]
+        assert [r["key"] for r in store.side_effects_to_check("s1")] == ["b", "c"]
+    finally:
+        store.close()
+    reopened = SqliteStateStore(db)  # the move happens once
+    assert len(reopened.side_effect_runs("s1")) == 3
+    reopened.close()

@@ -1,5 +1,5 @@
 """One tool call of a turn through the gateway: reused on a re-run after a conflict, and, when it changes the
-world, given an idempotency key and recorded as intended before it runs."""
+world, given an idempotency key, recorded as started before it is sent and marked with its outcome after."""
 
 from __future__ import annotations
 
