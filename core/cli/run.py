@@ -65,8 +65,12 @@ def _print_trace(trace: dict, state: object) -> None:
 def cmd_lint(args: argparse.Namespace) -> int:
     from core.engine.build import load_workspace
 
+    from core.tools.declared import unreachable_http
+
     ws = load_workspace(workspace_folder(args))
-    problems = sorted(ws.problems, key=lambda p: (p.file, p.line))
+    # a trusted workspace's HTTP tools are tried for a connection (nothing is sent); an untrusted one is not contacted
+    probed = unreachable_http(ws.files.config.tools.values()) if ws.trusted else []
+    problems = sorted([*ws.problems, *probed], key=lambda p: (p.file, p.line))
     if args.json:
         print(json.dumps({"problems": [p.as_dict() for p in problems], "errors": len(errors(problems))}, indent=2))
     else:

@@ -13,12 +13,13 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from core.shared.errors import Location, ToolError, WorkspaceError
+from core.shared.problems import Problem
 from core.tools.base import CONVERSATION_PARAMS, ToolSpec, classify_error
 from core.tools.held import HeldTool
 from core.tools.inventory_files import read_table
@@ -350,6 +351,36 @@ def held_python(decl: ToolDecl, root: Path, reason: str) -> HeldTool:
     if name not in defined | assigned | imported:
         raise WorkspaceError(f"tool {decl.name!r}: {file} has no function {name!r}", where)
     return HeldTool(_spec(decl, side_effects=True), reason)
+
+
+PROBE_TIMEOUT_S = 1.0  # how long lint waits for an HTTP tool's server to accept a connection
+
+
+def unreachable_http(decls: Iterable[ToolDecl], timeout_s: float = PROBE_TIMEOUT_S) -> list[Problem]:
+    """A lint warning for each HTTP tool whose server does not accept a connection now (one try per host and
+    port; nothing is sent, not even a request line). The tool fails until its server answers; the rest of the
+    workspace works. A URL whose ``${VAR}`` is not set is left to the call, which says so."""
+    tried: dict[tuple[str, int], str] = {}
+    out: list[Problem] = []
+    for decl in decls:
+        if not decl.http or not decl.http.get("url"):
+            continue
+        url, missing = expand(str(decl.http["url"]))
+        parts = urllib.parse.urlsplit(url)
+        if missing or not parts.hostname:
+            continue
+        where = (parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+        if where not in tried:
+            try:
+                socket.create_connection(where, timeout=timeout_s).close()
+                tried[where] = ""
+            except OSError as exc:
+                tried[where] = exc.strerror or type(exc).__name__
+        if tried[where]:
+            out.append(Problem("store.yaml", decl.line, "warning", f"tool {decl.name!r}: its server {where[0]}:"
+                               f"{where[1]} does not answer ({tried[where]}). The tool fails until it answers; "
+                               "the rest of the workspace works"))
+    return out
 
 
 def build_declared(decl: ToolDecl, root: Path, *, trusted: bool = True, reason: str = "") -> Any:
