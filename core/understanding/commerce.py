@@ -45,6 +45,7 @@ from core.workspace.config import CommerceDecl
 from core.workspace.slots import SlotType, Vocabulary
 
 OFFERED = "offered_items"  # goal key (engine's own): the items the last search showed, compacted
+NEAREST = "nearest_item"  # goal key (engine's own): the item nearest to a search nothing matched
 ITEM_FIELDS = ("sku", "name", "category", "brand", "price", "stock")
 
 
@@ -121,10 +122,13 @@ def compact(item: dict[str, Any]) -> dict[str, Any]:
 class Commerce:
     """The item behaviour of one store (see the module docstring)."""
 
-    def __init__(self, decl: CommerceDecl, vocab: Vocabulary, currency: str) -> None:
+    def __init__(self, decl: CommerceDecl, vocab: Vocabulary, currency: str,
+                 attributes: dict[str, list[str]] | None = None) -> None:
         self.decl = decl
         self.vocab = vocab
         self.currency = currency
+        self.attributes = attributes or {}  # each attribute column's values (core/tools/catalog.py)
+        self._attribute_of = {v.lower(): a for a, values in self.attributes.items() for v in values}
         self._role_of = {slot: role for role, slot in decl.slots.items()}
 
     @property
@@ -149,6 +153,10 @@ class Commerce:
                 goal.slots.pop(name, None)
 
     # ------------------------------------------------------------------ search arguments
+    def reads_slots(self) -> set[str]:
+        """The goal slots the search reads besides the SOP's params: the shopper's wishes."""
+        return {self.decl.slots.get("features", "features")}
+
     def search_args(self, args: dict[str, Any], accepted: set[str], prefs: PreferenceSummary,
                     goal: Goal) -> dict[str, Any]:
         """The SOP's slot values under the search's role names, plus the customer's standing preferences."""
@@ -158,19 +166,70 @@ class Commerce:
         if "prefer_brands" in accepted and prefs.preferred_brands:
             out["prefer_brands"] = list(prefs.preferred_brands)
         said = goal.slots.get(self.decl.slots.get("features", "features"))
-        features = (list(said) if isinstance(said, list) else []) + list(prefs.preferred_features)
-        if "features" in accepted and features:
-            out["features"] = list(dict.fromkeys(features))
+        wished = list(said) if isinstance(said, list) else []
+        if "features" in accepted and wished:  # what the shopper asks for now must hold
+            out["features"] = list(dict.fromkeys(wished))
+        liked = [f for f in prefs.preferred_features if f not in wished]
+        if "prefer_features" in accepted and liked:  # what they liked before only orders
+            out["prefer_features"] = liked
         if "in_stock" in accepted:
             out.setdefault("in_stock", True)
+        if "nearest" in accepted:
+            out.setdefault("nearest", True)
         return out
 
-    def features_said(self, text: str, labels: set[str]) -> dict[str, list[str]]:
-        """Attribute words of the store's items the customer used ("a wireless one"), under the features
-        role; words that label what the SOP asks for ("budget 35k") are not wishes."""
+    # ------------------------------------------------------------------ nothing matched
+    @staticmethod
+    def keep_matches(goal: Goal, result: Any) -> Any:
+        """A search's result as the flow sees it: the items that match. The item the search found nearest
+        when none matched (marked ``missed``) is kept aside for :meth:`nothing_matched`, never offered as a
+        match."""
+        goal.slots.pop(NEAREST, None)
+        if isinstance(result, list) and result and all(isinstance(i, dict) and "missed" in i for i in result):
+            goal.slots[NEAREST] = dict(result[0])
+            return []
+        return result
+
+    def nothing_matched(self, goal: Goal, language: str | None = None) -> str:
+        """What the shopper asked for that nothing has, and the nearest item ("Nothing vegan under €20; the
+        cheapest vegan one is …"); '' when the last search found no near item."""
+        near = goal.slots.get(NEAREST)
+        if not isinstance(near, dict):
+            return ""
+        said = goal.slots.get(self.decl.slots.get("features", "features"))
+        wished = [str(w) for w in said] if isinstance(said, list) else []
+        missed = near.get("missed") if isinstance(near.get("missed"), dict) else {}
+        limit = next((goal.slots[s] for s in (self.decl.slots.get("budget", "budget"),) if s in goal.slots), None)
+        bound = missed.get("budget", missed.get("max_price", limit))
+        money = T.format_money(float(bound), self.currency) if isinstance(bound, int | float) else ""
+        category = str(goal.slots.get(self.decl.slots.get("category", "category")) or "").lower()
+        what = " ".join([*wished, category]).strip() or say("nothing_items", language)
+        item = render.item_line(near, self.currency, language)
+        head = say("nothing_under" if money else "nothing_with", language, what=what, limit=money)
+        if "features" in missed:
+            return head + say("nearest_without", language, item=item, what=" ".join(map(str, missed["features"])))
+        if "brand" in missed:
+            return head + say("nearest_other_brand", language, item=item)
+        one = " ".join([*wished, category or say("nothing_one", language)]).strip()
+        return head + say("nearest_cheapest", language, item=item, what=one)
+
+    def features_said(self, text: str, labels: set[str], goal: Goal | None = None) -> dict[str, list[str]]:
+        """Attribute values of the store's items the customer named ("a wireless one"), under the features
+        role, with the values the goal already holds: a new value of the same attribute replaces the old one
+        ("a blue one instead" after "red"). Words that label what the SOP asks for ("budget 35k") are not
+        wishes."""
         low = f" {' '.join(T.words(text))} "
-        found = [f for f in self.vocab.features if f" {f} " in low and f not in labels]
-        return {self.decl.slots.get("features", "features"): found} if found else {}
+        found = [f for f in self.vocab.features if f" {' '.join(T.words(f))} " in low and f not in labels]
+        # "long battery life" said: not "long" too
+        found = [f for f in found if not any(f != g and f" {f} " in f" {g} " for g in found)]
+        if not found:
+            return {}
+        slot = self.decl.slots.get("features", "features")
+        held = goal.slots.get(slot) if goal is not None else None
+        changed = {self._attribute_of.get(f) for f in found} - {None}
+        kept = [str(h) for h in held if self._attribute_of.get(str(h).lower()) not in changed] \
+            if isinstance(held, list) else []
+        return {slot: list(dict.fromkeys([*kept, *found]))}
 
     # ------------------------------------------------------------------ questions about items
     def read(self, goal: Goal | None, text: str) -> ItemQuestion | None:

@@ -122,6 +122,9 @@ class ReplyReader:
         text = p.text
         said = what_stands(text)  # "I meant 80 euros, not 95": not the 95
         changes = self.answers.extract_volunteered(goal, sop, said, opening=False)
+        shop = self.given.commerce
+        if shop is not None and shop.searches(sop):  # "a red one" narrows the search: the wishes change
+            changes.update(shop.features_said(said, self.answers.slot_words(sop), goal))
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if not fixes and corrects(text) and said != text:  # "make that the 14th, not the 12th": the slot

@@ -34,7 +34,7 @@ class VolunteeredValues:
         found = self.answers.extract_volunteered(goal, sop, text, opening=opening)
         unavailable = self.answers.unavailable_named(goal, sop, text, found)
         if self.commerce is not None:
-            found.update(self.commerce.features_said(text, self.answers.slot_words(sop)))
+            found.update(self.commerce.features_said(text, self.answers.slot_words(sop), goal))
         return found, unavailable
 
     def kept_for_later(self, active: Goal, text: str) -> dict[str, dict[str, Any]]:
