@@ -52,6 +52,16 @@ class Catalog:
                 out.setdefault(col, out[role])
         return out
 
+    def item_texts(self) -> list[tuple[str, str]]:
+        """Every item's category and its text (name, brand, category and attributes, lower-cased): the
+        store's own product words, which lead a shopper's request to its items."""
+        cols = [c for c in ("name", "brand", "category", *self.attributes) if c in self.frame]
+        out = []
+        for rec in self.frame[cols].to_dict("records"):
+            text = " ".join(str(rec[c]) for c in cols if pd.notna(rec[c]) and str(rec[c]).strip())
+            out.append((str(rec.get("category") or "").strip(), text.lower()))
+        return out
+
     def attribute_values(self) -> dict[str, list[str]]:
         """Every attribute column (a mapped column beyond the roles) with the distinct values its cells hold,
         a cell listing several (``waterproof; light``) counted for each."""

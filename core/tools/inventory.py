@@ -133,7 +133,7 @@ class InventoryTool:
                 return False
             if not all(_holds(r, w) for w in wishes):
                 return False
-            return all(all(w in r.haystack for w in ws) for ws in words)
+            return all(all(any(f in r.haystack for f in plural_forms(w)) for w in ws) for ws in words)
 
         return keep
 

@@ -123,11 +123,17 @@ class Commerce:
     """The item behaviour of one store (see the module docstring)."""
 
     def __init__(self, decl: CommerceDecl, vocab: Vocabulary, currency: str,
-                 attributes: dict[str, list[str]] | None = None) -> None:
+                 attributes: dict[str, list[str]] | None = None, items: list[tuple[str, str]] | None = None) -> None:
         self.decl = decl
         self.vocab = vocab
         self.currency = currency
         self.attributes = attributes or {}  # each attribute column's values (core/tools/catalog.py)
+        self.items = items or []  # each item's category and text: the store's own product words
+        self._item_words: dict[str, set[int]] = {}  # a word of the items' text -> the items it is in
+        for i, (_category, text) in enumerate(self.items):
+            for w in T.words(text):
+                if w not in T.STOPWORDS and not any(ch.isdigit() for ch in w):
+                    self._item_words.setdefault(w, set()).add(i)
         self._attribute_of = {v.lower(): a for a, values in self.attributes.items() for v in values}
         self._role_of = {slot: role for role, slot in decl.slots.items()}
 
@@ -154,8 +160,8 @@ class Commerce:
 
     # ------------------------------------------------------------------ search arguments
     def reads_slots(self) -> set[str]:
-        """The goal slots the search reads besides the SOP's params: the shopper's wishes."""
-        return {self.decl.slots.get("features", "features")}
+        """The goal slots the search reads besides the SOP's params: the shopper's wishes and product words."""
+        return {self.decl.slots.get("features", "features"), self.decl.slots.get("query", "query")}
 
     def search_args(self, args: dict[str, Any], accepted: set[str], prefs: PreferenceSummary,
                     goal: Goal) -> dict[str, Any]:
@@ -167,6 +173,9 @@ class Commerce:
             out["prefer_brands"] = list(prefs.preferred_brands)
         said = goal.slots.get(self.decl.slots.get("features", "features"))
         wished = list(said) if isinstance(said, list) else []
+        words = goal.slots.get(self.decl.slots.get("query", "query"))
+        if "query" in accepted and isinstance(words, str) and words.strip() and "query" not in out:
+            out["query"] = words  # the shopper's product words, matched against the items' text
         if "features" in accepted and wished:  # what the shopper asks for now must hold
             out["features"] = list(dict.fromkeys(wished))
         liked = [f for f in prefs.preferred_features if f not in wished]
@@ -230,6 +239,50 @@ class Commerce:
         kept = [str(h) for h in held if self._attribute_of.get(str(h).lower()) not in changed] \
             if isinstance(held, list) else []
         return {slot: list(dict.fromkeys([*kept, *found]))}
+
+    # ------------------------------------------------------------------ the shop's own words
+    def product_words(self, text: str, sop: Sop | None = None) -> tuple[list[str], set[int]]:
+        """The words of a message that the store's items use ("belay", "grigri", "bouldering"; plurals
+        too) and the items holding all of them; the words the shopping SOP itself uses to ask or be
+        asked for ("looking", "budget") are the request's, not the product's. Words that find no item
+        together are left out from the last one said."""
+        own = {T.stem(w) for w in T.words(" ".join([sop.title, *sop.triggers, *(n.text for n in sop.nodes.values())]))
+               } if sop is not None else set()
+        found: list[tuple[str, set[int]]] = []
+        for w in T.words(text):
+            if w in T.STOPWORDS or T.stem(w) in own or any(ch.isdigit() for ch in w):
+                continue
+            rows = set().union(*(self._item_words.get(f, set()) for f in T.plural_forms(w)))
+            if rows:
+                found.append((w, rows))
+        while found:
+            together = set.intersection(*(rows for _w, rows in found))
+            if together:
+                return [w for w, _rows in found], together
+            found.pop()
+        return [], set()
+
+    def products_said(self, text: str, sop: Sop, goal: Goal) -> dict[str, Any]:
+        """What a message's product words give the search ("a belay device", "something by Mammut"):
+        the category of the items they find, when they are all of one and the goal has none yet, and the
+        words themselves as the search's free text (under the ``query`` role)."""
+        words, rows = self.product_words(text, sop)
+        if not words:
+            return {}
+        out: dict[str, Any] = {self.decl.slots.get("query", "query"): " ".join(words)}
+        cat_slot = self.decl.slots.get("category", "category")
+        categories = {self.items[i][0] for i in rows} - {""}
+        if len(categories) == 1 and goal.slots.get(cat_slot) in (None, ""):
+            out[cat_slot] = next(iter(categories))
+        return out
+
+    def names_products(self, text: str, sops: list[Sop]) -> set[str]:
+        """The SOP that searches the inventory, when a message names the store's products by its own words
+        (a maker, a product type, a value of an attribute) and only one SOP searches; else nothing."""
+        shopping = [s for s in sops if self.searches(s)]
+        if len(shopping) != 1 or not self.product_words(text, shopping[0])[0]:
+            return set()
+        return {shopping[0].id}
 
     # ------------------------------------------------------------------ questions about items
     def read(self, goal: Goal | None, text: str) -> ItemQuestion | None:

@@ -35,6 +35,8 @@ class VolunteeredValues:
         unavailable = self.answers.unavailable_named(goal, sop, text, found)
         if self.commerce is not None:
             found.update(self.commerce.features_said(text, self.answers.slot_words(sop), goal))
+            if self.commerce.searches(sop):  # "a belay device", "anything by Mammut": the shop's own words
+                found.update({k: v for k, v in self.commerce.products_said(text, sop, goal).items() if k not in found})
         return found, unavailable
 
     def kept_for_later(self, active: Goal, text: str) -> dict[str, dict[str, Any]]:
