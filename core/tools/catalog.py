@@ -74,9 +74,9 @@ class Catalog:
 
     def feature_words(self) -> set[str]:
         """The attribute values a shopper may name as a wish (for feature extraction): measures such as
-        ``3.2 kg`` are read as quantities instead."""
+        ``3.2 kg`` and one-letter sizes are read as quantities instead."""
         return {v for values in self.attribute_values().values() for v in values
-                if not re.fullmatch(r"[\d.\s]+\w{0,3}", v)}
+                if len(v) > 1 and not re.fullmatch(r"[\d.\s]+\w{0,3}", v)}  # a size "M" is said as "size M"
 
 
 def value_parts(cell: str) -> list[str]:

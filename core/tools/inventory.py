@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from core.language import measures as M
 from core.language.text import plural_forms, tokens
 from core.shared.errors import ToolError
 from core.tools.base import ToolSpec
@@ -32,6 +33,7 @@ class _Row:
     stock: float
     haystack: str  # name, brand, category and attributes, for text and feature matches
     values: frozenset[str] = frozenset()  # the attribute values the row holds (a cell may list several)
+    cells: dict[str, str] = field(default_factory=dict)  # each attribute's cell, as written
 
 
 def search_spec(name: str = DEFAULT_SEARCH_TOOL) -> ToolSpec:
@@ -46,7 +48,8 @@ class InventoryTool:
     passing all filters but one (a price bound first), with ``missed`` saying which it breaks."""
 
     PARAMS = ("category", "brand", "budget", "min_price", "max_price", "query", "features", "in_stock", "sku",
-              "name", "limit", "exclude_brands", "prefer_brands", "sort", "prefer_features", "nearest")
+              "name", "limit", "exclude_brands", "prefer_brands", "sort", "prefer_features", "nearest",
+              "measures")
 
     def __init__(self, catalog: Catalog, name: str = DEFAULT_SEARCH_TOOL) -> None:
         self.catalog = catalog
@@ -100,7 +103,8 @@ class InventoryTool:
                     stock=(float(stock) if pd.notna(stock) else 0.0) if "stock" in has else 1.0,
                     haystack=" ".join(str(rec[c]) for c in cols if c in rec and pd.notna(rec[c])).lower(),
                     values=frozenset(v for c in self.catalog.attributes if c in rec and pd.notna(rec[c])
-                                     for v in value_parts(str(rec[c])))))
+                                     for v in value_parts(str(rec[c]))),
+                    cells={c: str(rec[c]) for c in self.catalog.attributes if c in rec and pd.notna(rec[c])}))
             self._cache = (df, rows)
         return self._cache[1]
 
@@ -120,6 +124,7 @@ class InventoryTool:
         in_stock = _truthy(args.get("in_stock")) and "stock" in has
         words = [w for text in (args.get("query"), args.get("name")) if text for w in [tokens(str(text))]]
         wishes = _words_list(args.get("features"))
+        measures = _measures(args.get("measures"), self.catalog.attributes)
 
         def keep(r: _Row) -> bool:
             if (sku is not None and r.sku != sku) or (wanted is not None and not (r.categories or set()) & wanted):
@@ -133,13 +138,15 @@ class InventoryTool:
                 return False
             if not all(_holds(r, w) for w in wishes):
                 return False
+            if measures and not all(M.holds(r.cells.get(a, ""), spec) for a, spec in measures.items()):
+                return False
             return all(all(any(f in r.haystack for f in plural_forms(w)) for w in ws) for ws in words)
 
         return keep
 
     def _nearest(self, frame: pd.DataFrame, args: dict[str, Any]) -> list[dict[str, Any]]:
         """The item nearest to a request nothing passes: each filter left out in turn (the price bounds first,
-        then each wished value, then the brand), the cheapest in-stock-first item of the first that finds
+        then each wished value, each quantity, then the brand), the cheapest in-stock-first item of the first that finds
         any, with ``missed`` naming the filter it breaks and its value; empty when none finds one."""
         wishes = _words_list(args.get("features"))
         bound = {k: args[k] for k in ("budget", "max_price", "min_price") if args.get(k) not in (None, "")}
@@ -148,6 +155,10 @@ class InventoryTool:
             tries.append(({k: v for k, v in args.items() if k not in bound}, bound))
         for wish in wishes:
             tries.append(({**args, "features": [w for w in wishes if w != wish]}, {"features": [wish]}))
+        measures = args.get("measures") if isinstance(args.get("measures"), dict) else {}
+        for attr, spec in measures.items():
+            tries.append(({**args, "measures": {a: s for a, s in measures.items() if a != attr}},
+                          {"measures": {attr: spec}}))
         if args.get("brand"):
             tries.append(({k: v for k, v in args.items() if k != "brand"}, {"brand": args["brand"]}))
         for relaxed, missed in tries:
@@ -170,6 +181,14 @@ class InventoryTool:
             if attr in row and str(row[attr]).strip():
                 rec[attr] = str(row[attr])
         return rec
+
+
+def _measures(value: Any, attributes: list[str]) -> dict[str, str]:
+    """The quantities asked for, by attribute (``{"Sleeps": ">= 2 headcount"}``); one on an attribute the
+    table lacks is off, like any filter on a missing column."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(a): str(spec) for a, spec in value.items() if str(a) in attributes and str(spec).strip()}
 
 
 def _words_list(value: Any) -> list[str]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.language import lexicons as LEX
+from core.language import measures as M
 from core.language import render
 from core.language import text as T
 from core.language.lexicons import phrases
@@ -132,7 +133,7 @@ class Commerce:
         self._item_words: dict[str, set[int]] = {}  # a word of the items' text -> the items it is in
         for i, (_category, text) in enumerate(self.items):
             for w in T.words(text):
-                if w not in T.STOPWORDS and not any(ch.isdigit() for ch in w):
+                if len(w) > 1 and w not in T.STOPWORDS and not any(ch.isdigit() for ch in w):
                     self._item_words.setdefault(w, set()).add(i)
         self._attribute_of = {v.lower(): a for a, values in self.attributes.items() for v in values}
         self._role_of = {slot: role for role, slot in decl.slots.items()}
@@ -160,8 +161,9 @@ class Commerce:
 
     # ------------------------------------------------------------------ search arguments
     def reads_slots(self) -> set[str]:
-        """The goal slots the search reads besides the SOP's params: the shopper's wishes and product words."""
-        return {self.decl.slots.get("features", "features"), self.decl.slots.get("query", "query")}
+        """The goal slots the search reads besides the SOP's params: the shopper's wishes, product words and
+        quantities."""
+        return {self.decl.slots.get(r, r) for r in ("features", "query", "measures")}
 
     def search_args(self, args: dict[str, Any], accepted: set[str], prefs: PreferenceSummary,
                     goal: Goal) -> dict[str, Any]:
@@ -176,6 +178,9 @@ class Commerce:
         words = goal.slots.get(self.decl.slots.get("query", "query"))
         if "query" in accepted and isinstance(words, str) and words.strip() and "query" not in out:
             out["query"] = words  # the shopper's product words, matched against the items' text
+        measures = goal.slots.get(self.decl.slots.get("measures", "measures"))
+        if "measures" in accepted and isinstance(measures, dict) and measures:
+            out["measures"] = dict(measures)  # "for 2 people": the attribute that counts them
         if "features" in accepted and wished:  # what the shopper asks for now must hold
             out["features"] = list(dict.fromkeys(wished))
         liked = [f for f in prefs.preferred_features if f not in wished]
@@ -219,6 +224,10 @@ class Commerce:
             return head + say("nearest_without", language, item=item, what=" ".join(map(str, missed["features"])))
         if "brand" in missed:
             return head + say("nearest_other_brand", language, item=item)
+        if isinstance(missed.get("measures"), dict) and missed["measures"]:
+            attr = next(iter(missed["measures"]))
+            value = near.get(attr) or say("not_listed", language)
+            return head + say("nearest_measure", language, item=item, attribute=str(attr).lower(), value=value)
         one = " ".join([*wished, category or say("nothing_one", language)]).strip()
         return head + say("nearest_cheapest", language, item=item, what=one)
 
@@ -239,6 +248,49 @@ class Commerce:
         kept = [str(h) for h in held if self._attribute_of.get(str(h).lower()) not in changed] \
             if isinstance(held, list) else []
         return {slot: list(dict.fromkeys([*kept, *found]))}
+
+    # ------------------------------------------------------------------ quantities
+    def measures_said(self, text: str, goal: Goal | None = None) -> tuple[dict[str, Any], set[float]]:
+        """The quantities a message gives by what they measure ("a 70 m rope", "for 2 people", "size M"), each
+        under the attribute that measures it (``measures`` role: attribute -> bound, value, measure), with the
+        goal's other measures kept; and the numbers they were said with, which are never a budget."""
+        found = M.quantities(text)
+        numbers = {q.said for q in found if q.said is not None}
+        slot = self.decl.slots.get("measures", "measures")
+        held = goal.slots.get(slot) if goal is not None else None
+        measures = dict(held) if isinstance(held, dict) else {}
+        for q in found:
+            attr = self._measured_by(q)
+            if attr:
+                measures[attr] = q.spec
+        return ({slot: measures} if measures != (held or {}) else {}), numbers
+
+    def _measured_by(self, q: M.Quantity) -> str:
+        """The attribute a quantity fills: one named by a size word (a size), one named by or holding a
+        word for people that counts (a headcount), else the one whose values carry the most amounts of the
+        quantity's measure; '' when none does."""
+        def named(attr: str, key: str) -> bool:
+            return bool({T.stem(w) for w in T.words(attr)} & {T.stem(w) for w in LEX.phrases(key)})
+
+        if q.measure == M.SIZE:
+            return next((a for a in self.attributes if named(a, "size_words")), "")
+        if q.measure == M.HEADCOUNT:
+            counts = {a for a, vals in self.attributes.items() if any(M.cell_count(v) is not None for v in vals)}
+            return next((a for a in self.attributes if a in counts and (named(a, "headcount_columns") or any(
+                named(v, "headcount_columns") for v in self.attributes[a]))), "")
+        scored = {a: sum(1 for v in vals if (c := M.cell_quantity(v)) is not None and c[0] == q.measure)
+                  for a, vals in self.attributes.items()}
+        best = max(scored, key=lambda a: scored[a], default="")
+        return best if best and scored[best] else ""
+
+    def not_budget(self, found: dict[str, Any], numbers: set[float]) -> dict[str, Any]:
+        """The values read from a message without a budget that is only a quantity's number ("for 12
+        guests" gives no budget of 12)."""
+        budget = self.decl.slots.get("budget", "budget")
+        value = found.get(budget)
+        if isinstance(value, int | float) and not isinstance(value, bool) and float(value) in numbers:
+            return {k: v for k, v in found.items() if k != budget}
+        return found
 
     # ------------------------------------------------------------------ the shop's own words
     def product_words(self, text: str, sop: Sop | None = None) -> tuple[list[str], set[int]]:
@@ -288,6 +340,9 @@ class Commerce:
     def read(self, goal: Goal | None, text: str) -> ItemQuestion | None:
         """An offered item the words point at, or a category/brand of the store they name; else None."""
         items = offered(goal)
+        if goal is not None and items and (self.measures_said(text, goal)[0] or (not T.is_question(text) and (
+                self.features_said(M.without_quantities(text), set(), goal)))):
+            return None  # "do you have it in size L?": another size, a narrower search, not a question on it
         category = find_vocab(text, self.vocab.categories) or ""
         brand = find_vocab(text, self.vocab.brands) or ""
         other_category = bool(category) and all(str(i.get("category", category)).lower() != category.lower()

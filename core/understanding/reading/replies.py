@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.language import text as T
+from core.language.measures import without_quantities
 from core.shared.models import Goal
 from core.sop.graph import Node, Sop
 from core.understanding.answers import AnswerReader, AnswerReading
@@ -123,8 +124,13 @@ class ReplyReader:
         said = what_stands(text)  # "I meant 80 euros, not 95": not the 95
         changes = self.answers.extract_volunteered(goal, sop, said, opening=False)
         shop = self.given.commerce
-        if shop is not None and shop.searches(sop):  # "a red one" narrows the search: the wishes change
-            changes.update(shop.features_said(said, self.answers.slot_words(sop), goal))
+        narrows: dict[str, Any] = {}
+        if shop is not None and shop.searches(sop):  # "a red one", "for 4 people" narrow the search
+            measured, numbers = shop.measures_said(said, goal)
+            changes = shop.not_budget(changes, numbers)
+            wishes = shop.features_said(without_quantities(said), self.answers.slot_words(sop), goal)
+            changes.update({**measured, **wishes})
+            narrows = measured  # "in size L?" asks for another size; "is it waterproof?" asks about the item
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if not fixes and corrects(text) and said != text:  # "make that the 14th, not the 12th": the slot
@@ -143,7 +149,7 @@ class ReplyReader:
             return ReplyReading(answer=default)
         unable = bool(goal.pending) and T.is_unable(text) and not answers
         if goal.pending and p.question and not answers and not (choice and choice_words(text)) \
-                and not gives_values(goal, sop, agent, changes):
+                and not gives_values(goal, sop, agent, changes) and not narrows:  # "in size L?" narrows
             return ReplyReading(unable=unable, doubt=True)
         pending = sop.node(goal.pending)
         pending_slots = {f.name for f in pending.fills} if pending else set()

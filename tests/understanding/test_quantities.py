@@ -1,0 +1,66 @@
+"""Quantities by what they measure: a number with a unit or a noun fills the attribute that measures it
+(a garden centre's own columns here), never the budget; the search compares it in the column's own unit."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from core.language.measures import holds, quantities, without_quantities
+from core.shared.models import Goal
+from core.tools.catalog import Catalog
+from core.tools.inventory import InventoryTool
+from core.understanding import Commerce
+from core.workspace.config import CommerceDecl
+from core.workspace.slots import Vocabulary
+
+
+def garden() -> Catalog:
+    return Catalog(pd.DataFrame([
+        {"sku": "B1", "name": "Bench Oak", "category": "Furniture", "price": 320.0, "stock": 2,
+         "Seats": "3", "Bag": "", "Pot size": ""},
+        {"sku": "B2", "name": "Picnic Set", "category": "Furniture", "price": 450.0, "stock": 1,
+         "Seats": "6-8", "Bag": "", "Pot size": ""},
+        {"sku": "C1", "name": "Peat-free compost", "category": "Compost", "price": 9.0, "stock": 30,
+         "Seats": "", "Bag": "40 l", "Pot size": ""},
+        {"sku": "C2", "name": "Compost sack", "category": "Compost", "price": 5.0, "stock": 30,
+         "Seats": "", "Bag": "10 litres", "Pot size": ""},
+        {"sku": "P1", "name": "Olive tree", "category": "Tree", "price": 60.0, "stock": 4,
+         "Seats": "", "Bag": "", "Pot size": "XL"},
+    ]), ["Seats", "Bag", "Pot size"])
+
+
+def shop() -> Commerce:
+    c = garden()
+    return Commerce(CommerceDecl(slots={"budget": "spend", "measures": "sizes"}),
+                    Vocabulary(c.categories, c.brands, sorted(c.feature_words())), "EUR", c.attribute_values())
+
+
+def test_quantities_are_read_with_their_measure_and_bound() -> None:
+    assert [q.spec for q in quantities("a bench for 6 people, compost under 20 litres, pot size XL")] == [
+        ">= 6 headcount", "<= 20000 volume", "= xl size"]
+    assert [q.spec for q in quantities("500g please, at least 2 kg")] == ["= 500 mass", ">= 2000 mass"]
+    assert quantities("under 300 euros") == [] and without_quantities("a 40 l bag of compost") == "a bag of compost"
+
+
+def test_a_cell_is_compared_in_its_own_unit() -> None:
+    assert holds("10 litres", "<= 20000 volume") and not holds("40 l", "<= 20000 volume")
+    assert holds("6-8", ">= 8 headcount") and not holds("3", ">= 4 headcount")
+    assert holds("XL", "= xl size") and not holds("XL", "= l size") and not holds("", ">= 2 headcount")
+
+
+def test_each_quantity_fills_the_attribute_measuring_it_and_no_budget() -> None:
+    goal = Goal(id="g", type="sales.garden", slots={"sizes": {"Bag": "<= 20000 volume"}})
+    measured, numbers = shop().measures_said("seating for 6 guests", goal)
+    assert measured == {"sizes": {"Bag": "<= 20000 volume", "Seats": ">= 6 headcount"}} and numbers == {6.0}
+    assert shop().measures_said("a pot size XL one", None)[0] == {"sizes": {"Pot size": "= xl size"}}
+    assert shop().not_budget({"spend": 6, "kind": "Furniture"}, numbers) == {"kind": "Furniture"}
+    assert shop().not_budget({"spend": 300}, numbers) == {"spend": 300}
+
+
+def test_the_search_filters_on_quantities() -> None:
+    tool = InventoryTool(garden())
+    assert [r["name"] for r in tool.run({"measures": {"Seats": ">= 6 headcount"}})] == ["Picnic Set"]
+    assert [r["name"] for r in tool.run({"category": "compost", "measures": {"Bag": "<= 20000 volume"}})] == [
+        "Compost sack"]
+    near = tool.run({"category": "furniture", "measures": {"Seats": ">= 10 headcount"}, "nearest": True})
+    assert near[0]["name"] == "Bench Oak" and near[0]["missed"] == {"measures": {"Seats": ">= 10 headcount"}}
