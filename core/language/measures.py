@@ -102,6 +102,17 @@ def without_quantities(text: str) -> str:
     return re.sub(r"\s+", " ", low).strip()
 
 
+def asked_measure(text: str) -> str:
+    """The measure a question asks without naming a column ("how heavy is it?" -> mass); '' when none."""
+    low = f" {' '.join(LEX.segment(text.lower()).split())} "
+    for entry in LEX.phrases("measure_questions"):
+        measure, _, words = entry.partition(":")
+        if any(f" {w.strip()} " in low or (w.strip() and not w.strip().isascii() and w.strip() in low)
+               for w in words.split(",")):
+            return measure.strip()
+    return ""
+
+
 def cell_quantity(cell: str) -> tuple[str, float] | None:
     """A cell's amount by its unit (``3.8 kg`` -> mass, 3800.0); None when it holds no number with a unit."""
     m = _patterns()[0].search(cell.lower())

@@ -42,6 +42,7 @@ from core.sop.graph import Sop
 from core.state.memory.base import PreferenceSummary
 from core.understanding.extract import resolve_reference
 from core.understanding.mentions import find_vocab
+from core.tools.catalog import value_parts
 from core.workspace.config import CommerceDecl
 from core.workspace.slots import SlotType, Vocabulary
 
@@ -59,6 +60,8 @@ class ItemQuestion:
     name: str = ""
     category: str = ""     # or a category / brand the store carries ("any webcams?")
     brand: str = ""
+    attribute: str = ""    # an attribute of the item asked about ("how heavy is it?", "what size is the second?")
+    value: str = ""        # ... or a value of it asked for ("is it good for beginners?")
 
 
 def offered(goal: Goal | None) -> list[dict[str, Any]]:
@@ -349,18 +352,61 @@ class Commerce:
                                                 for i in items)
         ref = resolve_reference(text, items) if items and not other_category else None
         if ref is not None and ref.get("sku"):
-            return ItemQuestion(text, sku=str(ref["sku"]), name=str(ref.get("name") or ""))
+            attribute, value = self.asked_attribute(text)
+            return ItemQuestion(text, sku=str(ref["sku"]), name=str(ref.get("name") or ""), attribute=attribute,
+                                value=value)
         if category or brand:
             return ItemQuestion(text, category=category, brand=brand)
         return None
 
+    def asks_about_offered(self, goal: Goal, text: str) -> bool:
+        """Whether a question asks about an attribute of an offered item ("what size is the second one?",
+        "is the Jay good for beginners?") rather than picking it."""
+        question = self.read(goal, text)
+        return question is not None and bool(question.sku) and bool(question.attribute)
+
+    def asked_attribute(self, text: str) -> tuple[str, str]:
+        """The attribute a question about an item asks for: one its words name ("what's the weight?"), one
+        measuring what it asks ("how heavy is it?"), or one holding a value it names ("is it good for
+        beginners?": the attribute and the value); ('', '') when it asks none (its stock or price)."""
+        said = {T.stem(w) for w in T.words(text)}
+        named = [a for a in self.attributes if (words := {T.stem(w) for w in T.words(a)} - T.STOPWORDS)
+                 and words <= said]
+        said_values = [v for v in sorted(self.vocab.features, key=len, reverse=True) if v in self._attribute_of
+                       and f" {' '.join(T.words(v))} " in f" {' '.join(T.words(text))} "]
+        if named:
+            attr = max(named, key=len)  # "is it good for beginners?": that value of the attribute named
+            return attr, next((v for v in said_values if self._attribute_of[v] == attr), "")
+        measure = M.asked_measure(text)
+        if measure:
+            attr = self._measured_by(M.Quantity(measure, None if measure == M.SIZE else 0.0, "=", ""))
+            if attr:
+                return attr, ""
+        return (self._attribute_of[said_values[0]], said_values[0]) if said_values else ("", "")
+
+    def answer_attribute(self, item: dict[str, Any], q: ItemQuestion, language: str) -> str:
+        """An item's attribute from its row: the value, whether it holds the value asked for, or that the
+        listing does not say."""
+        name = render.as_text(item.get("name", q.name))
+        cell = str(item.get(q.attribute) or "").strip()
+        what = q.attribute.lower()
+        if not cell:
+            return say("listing_silent", language, name=name, attribute=what)
+        if q.value:
+            key = "item_has_value" if q.value.lower() in value_parts(cell) else "item_lacks_value"
+            return say(key, language, name=name, attribute=what, value=render.as_text(cell), asked=q.value)
+        return say("item_attribute", language, name=name, attribute=what, value=render.as_text(cell))
+
     def answer(self, q: ItemQuestion, call: Callable[[str, dict[str, Any]], ToolCall], language: str) -> str:
-        """Look the item(s) up with the search tool and say what the inventory holds."""
+        """Look the item(s) up with the search tool and say what the inventory holds: an attribute of an
+        item from its row, else its stock and price."""
         if q.sku:
             result = call(self.search_tool, {"sku": q.sku})
             if not (result.ok and result.result):
                 return say("item_check_failed", language)
             item = result.result[0]
+            if q.attribute:
+                return self.answer_attribute(item, q, language)
             stock = item.get("stock")
             price = (say("item_price", language, price=T.format_money(float(item["price"]), self.currency))
                      if "price" in item else "")

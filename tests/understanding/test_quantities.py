@@ -64,3 +64,22 @@ def test_the_search_filters_on_quantities() -> None:
         "Compost sack"]
     near = tool.run({"category": "furniture", "measures": {"Seats": ">= 10 headcount"}, "nearest": True})
     assert near[0]["name"] == "Bench Oak" and near[0]["missed"] == {"measures": {"Seats": ">= 10 headcount"}}
+
+
+def test_an_item_question_names_its_attribute_by_column_measure_or_value() -> None:
+    assert shop().asked_attribute("how many seats does the bench have?") == ("Seats", "")
+    assert shop().asked_attribute("how many people does it take?") == ("Seats", "")
+    assert shop().asked_attribute("what pot size is the olive?") == ("Pot size", "")
+    assert shop().asked_attribute("is it in stock?") == ("", "")
+
+
+def test_an_item_attribute_is_answered_from_its_row_or_said_missing() -> None:
+    from core.understanding.commerce import ItemQuestion
+
+    bench = {"sku": "B1", "name": "Bench Oak", "Seats": "3", "Bag": ""}
+    assert shop().answer_attribute(bench, ItemQuestion("", sku="B1", attribute="Seats"), "en") == \
+        "Bench Oak: seats 3."
+    assert shop().answer_attribute(bench, ItemQuestion("", sku="B1", attribute="Bag"), "en") == \
+        "The listing of Bench Oak doesn't say its bag."
+    assert shop().answer_attribute(bench, ItemQuestion("", sku="B1", attribute="Seats", value="3"), "en") == \
+        "Yes: Bench Oak, seats: 3."

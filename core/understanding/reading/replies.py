@@ -138,6 +138,8 @@ class ReplyReader:
         if fixes and corrects(text) and confirms(agent, sop, sop.node(goal.pending)):
             # "oops, make that $150, not $200" to "shall I charge $200?": the value changes, the confirmation waits
             return ReplyReading(corrections=fixes, fixes=fixes)
+        if shop is not None and goal.pending and p.question and shop.asks_about_offered(goal, text):
+            return ReplyReading(doubt=True)  # "how heavy is the second one?": a question on it, no pick
         answers = self.pending.answers_pending(goal, text)
         choice = asks_choice(goal, sop, agent)
         if goal.pending and p.go_back and not fixes and (choice or not answers):
