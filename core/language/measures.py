@@ -123,9 +123,22 @@ def cell_quantity(cell: str) -> tuple[str, float] | None:
 
 
 def cell_count(cell: str) -> float | None:
-    """The most a cell counts ("6-8" -> 8, "2-person" -> 2); None without a number."""
-    nums = [float(n.replace(",", ".")) for n in re.findall(NUMBER, cell)]
-    return max(nums) if nums else None
+    """The most a cell counts ("6-8" -> 8; "Skydome 4-Person Tent" -> 4, the number said with a word for
+    people); None without a number, a number with a unit left out."""
+    counted = counted_people(cell)
+    if counted is not None:
+        return counted
+    nums = [float(n.replace(",", ".")) for n in re.findall(NUMBER, _patterns()[0].sub(" ", cell.lower()))]
+    return max(nums) if nums else None  # a number with a unit ("3 m") counts no one
+
+
+def counted_people(cell: str) -> float | None:
+    """The number a text says with a word for people ("4-Person", "sleeps 2"), the largest; else None."""
+    words = _alt([*LEX.phrases("headcount_nouns"), *LEX.phrases("headcount_columns")])
+    low = cell.lower()
+    found = [float(m.group(1)) for m in re.finditer(rf"(?<![\w.])(\d+)\s*-?\s*(?:{words})(?!\w)", low)]
+    found += [float(m.group(1)) for m in re.finditer(rf"(?<!\w)(?:{words})\s*:?\s*(\d+)(?![\w.])", low)]
+    return max(found) if found else None
 
 
 def holds(cell: str, spec: str) -> bool:

@@ -33,7 +33,7 @@ class _Row:
     stock: float
     haystack: str  # name, brand, category and attributes, for text and feature matches
     values: frozenset[str] = frozenset()  # the attribute values the row holds (a cell may list several)
-    cells: dict[str, str] = field(default_factory=dict)  # each attribute's cell, as written
+    cells: dict[str, str] = field(default_factory=dict)  # each attribute's cell (and the name), as written
 
 
 def search_spec(name: str = DEFAULT_SEARCH_TOOL) -> ToolSpec:
@@ -104,7 +104,8 @@ class InventoryTool:
                     haystack=" ".join(str(rec[c]) for c in cols if c in rec and pd.notna(rec[c])).lower(),
                     values=frozenset(v for c in self.catalog.attributes if c in rec and pd.notna(rec[c])
                                      for v in value_parts(str(rec[c]))),
-                    cells={c: str(rec[c]) for c in self.catalog.attributes if c in rec and pd.notna(rec[c])}))
+                    cells={c: str(rec[c]) for c in [*self.catalog.attributes, "name"]
+                           if c in rec and pd.notna(rec[c])}))
             self._cache = (df, rows)
         return self._cache[1]
 
@@ -124,7 +125,7 @@ class InventoryTool:
         in_stock = _truthy(args.get("in_stock")) and "stock" in has
         words = [w for text in (args.get("query"), args.get("name")) if text for w in [tokens(str(text))]]
         wishes = _words_list(args.get("features"))
-        measures = _measures(args.get("measures"), self.catalog.attributes)
+        measures = _measures(args.get("measures"), [*self.catalog.attributes, "name"])
 
         def keep(r: _Row) -> bool:
             if (sku is not None and r.sku != sku) or (wanted is not None and not (r.categories or set()) & wanted):
@@ -184,8 +185,8 @@ class InventoryTool:
 
 
 def _measures(value: Any, attributes: list[str]) -> dict[str, str]:
-    """The quantities asked for, by attribute (``{"Sleeps": ">= 2 headcount"}``); one on an attribute the
-    table lacks is off, like any filter on a missing column."""
+    """The quantities asked for, by attribute or the name (``{"Sleeps": ">= 2 headcount"}``); one on a
+    column the table lacks is off, like any filter on a missing column."""
     if not isinstance(value, dict):
         return {}
     return {str(a): str(spec) for a, spec in value.items() if str(a) in attributes and str(spec).strip()}

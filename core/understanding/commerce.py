@@ -277,10 +277,14 @@ class Commerce:
 
         if q.measure == M.SIZE:
             return next((a for a in self.attributes if named(a, "size_words")), "")
-        if q.measure == M.HEADCOUNT:
-            counts = {a for a, vals in self.attributes.items() if any(M.cell_count(v) is not None for v in vals)}
-            return next((a for a in self.attributes if a in counts and (named(a, "headcount_columns") or any(
-                named(v, "headcount_columns") for v in self.attributes[a]))), "")
+        if q.measure == M.HEADCOUNT:  # "Sleeps" holding numbers, or values such as "2-person"
+            def counts(a: str) -> bool:
+                numbered = [v for v in self.attributes[a] if M.cell_count(v) is not None]
+                return len(numbered) * 2 >= len(self.attributes[a]) > 0
+            found = next((a for a in self.attributes if (named(a, "headcount_columns") and counts(a)) or any(
+                M.counted_people(v) is not None for v in self.attributes[a])), "")
+            # no column counts people, but the items' names do ("Skydome 4-Person Tent")
+            return found or ("name" if any(M.counted_people(t) is not None for _c, t in self.items) else "")
         scored = {a: sum(1 for v in vals if (c := M.cell_quantity(v)) is not None and c[0] == q.measure)
                   for a, vals in self.attributes.items()}
         best = max(scored, key=lambda a: scored[a], default="")

@@ -83,3 +83,19 @@ def test_an_item_attribute_is_answered_from_its_row_or_said_missing() -> None:
         "The listing of Bench Oak doesn't say its bag."
     assert shop().answer_attribute(bench, ItemQuestion("", sku="B1", attribute="Seats", value="3"), "en") == \
         "Yes: Bench Oak, seats: 3."
+
+
+def test_with_no_column_counting_people_the_names_that_do_are_measured() -> None:
+    frame = pd.DataFrame([
+        {"sku": "G1", "name": "Garden table 4-seater", "category": "Furniture", "price": 200.0, "stock": 2},
+        {"sku": "G2", "name": "Bistro set for 2 persons", "category": "Furniture", "price": 90.0, "stock": 3},
+        {"sku": "G3", "name": "Parasol 3 m", "category": "Furniture", "price": 60.0, "stock": 3},
+    ])
+    catalog = Catalog(frame, [])
+    commerce = Commerce(CommerceDecl(), Vocabulary(catalog.categories, [], []), "EUR", {}, catalog.item_texts())
+    measured, _ = commerce.measures_said("a table for 4 people", None)
+    assert measured == {"measures": {"name": ">= 4 headcount"}}
+    # a name without a word for people counts by its number ("4-seater"); "Bistro set for 2 persons" is too small
+    assert [r["name"] for r in InventoryTool(catalog).run(measured)] == ["Garden table 4-seater"]
+    measured, _ = commerce.measures_said("a set for three persons", None)  # "3 m" is a length, not 3 seats
+    assert [r["name"] for r in InventoryTool(catalog).run(measured)] == ["Garden table 4-seater"]
