@@ -48,6 +48,7 @@ from core.workspace.slots import SlotType, Vocabulary
 
 OFFERED = "offered_items"  # goal key (engine's own): the items the last search showed, compacted
 NEAREST = "nearest_item"  # goal key (engine's own): the item nearest to a search nothing matched
+MEASURED = "measured_as"  # goal key (engine's own): the words each quantity was said with, by attribute
 ITEM_FIELDS = ("sku", "name", "category", "brand", "price", "stock")
 
 
@@ -220,7 +221,10 @@ class Commerce:
         bound = missed.get("budget", missed.get("max_price", limit))
         money = T.format_money(float(bound), self.currency) if isinstance(bound, int | float) else ""
         category = str(goal.slots.get(self.decl.slots.get("category", "category")) or "").lower()
-        what = " ".join([*wished, category]).strip() or say("nothing_items", language)
+        words = goal.slots.get(MEASURED) if isinstance(goal.slots.get(MEASURED), dict) else {}
+        said = [str(w) for a, w in words.items() if a not in (missed.get("measures") or {})]
+        quantity = f"({', '.join(said)})" if said else ""  # "portaledge (2 people)"
+        what = " ".join([*wished, category, quantity]).strip() or say("nothing_items", language)
         item = render.item_line(near, self.currency, language)
         head = say("nothing_under" if money else "nothing_with", language, what=what, limit=money)
         if "features" in missed:
@@ -231,7 +235,7 @@ class Commerce:
             attr = next(iter(missed["measures"]))
             value = near.get(attr) or say("not_listed", language)
             return head + say("nearest_measure", language, item=item, attribute=str(attr).lower(), value=value)
-        one = " ".join([*wished, category or say("nothing_one", language)]).strip()
+        one = " ".join([*wished, category or say("nothing_one", language), quantity]).strip()
         return head + say("nearest_cheapest", language, item=item, what=one)
 
     def features_said(self, text: str, labels: set[str], goal: Goal | None = None) -> dict[str, list[str]]:
@@ -262,11 +266,12 @@ class Commerce:
         slot = self.decl.slots.get("measures", "measures")
         held = goal.slots.get(slot) if goal is not None else None
         measures = dict(held) if isinstance(held, dict) else {}
+        words = dict(goal.slots.get(MEASURED) or {}) if goal is not None else {}
         for q in found:
             attr = self._measured_by(q)
             if attr:
-                measures[attr] = q.spec
-        return ({slot: measures} if measures != (held or {}) else {}), numbers
+                measures[attr], words[attr] = q.spec, q.words
+        return ({slot: measures, MEASURED: words} if measures != (held or {}) else {}), numbers
 
     def _measured_by(self, q: M.Quantity) -> str:
         """The attribute a quantity fills: one named by a size word (a size), one named by or holding a

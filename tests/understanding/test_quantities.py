@@ -51,8 +51,9 @@ def test_a_cell_is_compared_in_its_own_unit() -> None:
 def test_each_quantity_fills_the_attribute_measuring_it_and_no_budget() -> None:
     goal = Goal(id="g", type="sales.garden", slots={"sizes": {"Bag": "<= 20000 volume"}})
     measured, numbers = shop().measures_said("seating for 6 guests", goal)
-    assert measured == {"sizes": {"Bag": "<= 20000 volume", "Seats": ">= 6 headcount"}} and numbers == {6.0}
-    assert shop().measures_said("a pot size XL one", None)[0] == {"sizes": {"Pot size": "= xl size"}}
+    assert measured["sizes"] == {"Bag": "<= 20000 volume", "Seats": ">= 6 headcount"} and numbers == {6.0}
+    assert measured["measured_as"] == {"Seats": "6 guests"}  # the words, for saying what nothing matched
+    assert shop().measures_said("a pot size XL one", None)[0]["sizes"] == {"Pot size": "= xl size"}
     assert shop().not_budget({"spend": 6, "kind": "Furniture"}, numbers) == {"kind": "Furniture"}
     assert shop().not_budget({"spend": 300}, numbers) == {"spend": 300}
 
@@ -94,8 +95,21 @@ def test_with_no_column_counting_people_the_names_that_do_are_measured() -> None
     catalog = Catalog(frame, [])
     commerce = Commerce(CommerceDecl(), Vocabulary(catalog.categories, [], []), "EUR", {}, catalog.item_texts())
     measured, _ = commerce.measures_said("a table for 4 people", None)
-    assert measured == {"measures": {"name": ">= 4 headcount"}}
+    assert measured["measures"] == {"name": ">= 4 headcount"}
     # a name without a word for people counts by its number ("4-seater"); "Bistro set for 2 persons" is too small
-    assert [r["name"] for r in InventoryTool(catalog).run(measured)] == ["Garden table 4-seater"]
+    assert [r["name"] for r in InventoryTool(catalog).run({"measures": measured["measures"]})] == [
+        "Garden table 4-seater"]
     measured, _ = commerce.measures_said("a set for three persons", None)  # "3 m" is a length, not 3 seats
-    assert [r["name"] for r in InventoryTool(catalog).run(measured)] == ["Garden table 4-seater"]
+    assert [r["name"] for r in InventoryTool(catalog).run({"measures": measured["measures"]})] == [
+        "Garden table 4-seater"]
+
+
+def test_nothing_matching_names_the_quantity_asked_for() -> None:
+    goal = Goal(id="g", type="sales.garden", slots={"category": "Furniture", "spend": 300,
+                                                     "sizes": {"Seats": ">= 6 headcount"},
+                                                     "measured_as": {"Seats": "6 guests"}})
+    near = InventoryTool(garden()).run({"category": "furniture", "budget": 300,
+                                        "measures": {"Seats": ">= 6 headcount"}, "nearest": True})
+    assert Commerce.keep_matches(goal, near) == []
+    assert shop().nothing_matched(goal, "en") == ("Nothing furniture (6 guests) under €300; the cheapest furniture "
+                                                  "(6 guests) is Picnic Set — €450, in stock.")
