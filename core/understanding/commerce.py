@@ -119,6 +119,13 @@ def left_after_ruling_out(text: str, items: list[dict[str, Any]]) -> list[dict[s
     return out
 
 
+def narrows(text: str) -> bool:
+    """Whether a message asks for other items than those shown ("do you have one in red?", "what about
+    blue?": ``narrowing`` in the language files), not about one of them ("is it red?")."""
+    return bool(LEX.phrases("narrowing")) and re.search(
+        rf"{T.L0}(?:{LEX.alternation('narrowing')}){T.L1}", LEX.segment(text.lower())) is not None
+
+
 def compact(item: dict[str, Any]) -> dict[str, Any]:
     """The fields of an item worth remembering between turns."""
     return {k: item[k] for k in ITEM_FIELDS if k in item}
@@ -352,9 +359,10 @@ class Commerce:
     def read(self, goal: Goal | None, text: str) -> ItemQuestion | None:
         """An offered item the words point at, or a category/brand of the store they name; else None."""
         items = offered(goal)
-        if goal is not None and items and (self.measures_said(text, goal)[0] or (not T.is_question(text) and (
-                self.features_said(M.without_quantities(text), set(), goal)))):
-            return None  # "do you have it in size L?": another size, a narrower search, not a question on it
+        if goal is not None and items and (self.measures_said(text, goal)[0] or (
+                (not T.is_question(text) or narrows(text))
+                and self.features_said(M.without_quantities(text), set(), goal))):
+            return None  # "do you have it in size L?", "one in red?": a narrower search, not a question on it
         category = find_vocab(text, self.vocab.categories) or ""
         brand = find_vocab(text, self.vocab.brands) or ""
         other_category = bool(category) and all(str(i.get("category", category)).lower() != category.lower()
@@ -367,6 +375,11 @@ class Commerce:
         if category or brand:
             return ItemQuestion(text, category=category, brand=brand)
         return None
+
+    @staticmethod
+    def narrows(text: str) -> bool:
+        """Whether a message asks for other items than those shown (:func:`narrows`)."""
+        return narrows(text)
 
     def asks_about_offered(self, goal: Goal, text: str) -> bool:
         """Whether a question asks about an attribute of an offered item ("what size is the second one?",

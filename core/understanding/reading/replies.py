@@ -130,7 +130,8 @@ class ReplyReader:
             changes = shop.not_budget(changes, numbers)
             wishes = shop.features_said(without_quantities(said), self.answers.slot_words(sop), goal)
             changes.update({**measured, **wishes})
-            narrows = measured  # "in size L?" asks for another size; "is it waterproof?" asks about the item
+            # "in size L?", "one in red?" ask for other items; "is it waterproof?" asks about the one shown
+            narrows = {**measured, **wishes} if shop.narrows(said) else measured
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if not fixes and corrects(text) and said != text:  # "make that the 14th, not the 12th": the slot
