@@ -347,6 +347,14 @@ class Commerce:
             out[cat_slot] = next(iter(categories))
         return out
 
+    def words_for_new_category(self, changes: dict[str, Any], text: str, sop: Sop, goal: Goal) -> dict[str, Any]:
+        """A new category leaves the product words said for the old one behind ("harnesses instead" after "a
+        GriGri"): the search's free text becomes the message's own product words, or none."""
+        cat, query = self.decl.slots.get("category", "category"), self.decl.slots.get("query", "query")
+        if cat not in changes or changes[cat] == goal.slots.get(cat) or not goal.slots.get(query):
+            return {}
+        return {query: " ".join(self.product_words(text, sop)[0])}
+
     def names_products(self, text: str, sops: list[Sop]) -> set[str]:
         """The SOP that searches the inventory, when a message names the store's products by its own words
         (a maker, a product type, a value of an attribute) and only one SOP searches; else nothing."""

@@ -130,6 +130,7 @@ class ReplyReader:
             changes = shop.not_budget(changes, numbers)
             wishes = shop.features_said(without_quantities(said), self.answers.slot_words(sop), goal)
             changes.update({**measured, **wishes})
+            changes.update(shop.words_for_new_category(changes, said, sop, goal))
             # "in size L?", "one in red?" ask for other items; "is it waterproof?" asks about the one shown
             narrows = {**measured, **wishes} if shop.narrows(said) else measured
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
