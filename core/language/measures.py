@@ -123,7 +123,7 @@ def cell_quantity(cell: str) -> tuple[str, float] | None:
 
 
 def cell_count(cell: str) -> float | None:
-    """The most a cell counts ("6-8" -> 8; "Skydome 4-Person Tent" -> 4, the number said with a word for
+    """The most a cell counts ("6-8" -> 8; "Dome 4-Person" -> 4, the number said with a word for
     people); None without a number, a number with a unit left out."""
     counted = counted_people(cell)
     if counted is not None:

@@ -216,8 +216,8 @@ class Commerce:
         return result
 
     def nothing_matched(self, goal: Goal, language: str | None = None) -> str:
-        """What the shopper asked for that nothing has, and the nearest item ("Nothing vegan under €20; the
-        cheapest vegan one is …"); '' when the last search found no near item."""
+        """What the shopper asked for that nothing has, and the nearest item ("Nothing <wish> under <budget>;
+        the cheapest <wish> one is …"); '' when the last search found no near item."""
         near = goal.slots.get(NEAREST)
         if not isinstance(near, dict):
             return ""
@@ -230,7 +230,7 @@ class Commerce:
         category = str(goal.slots.get(self.decl.slots.get("category", "category")) or "").lower()
         words = goal.slots.get(MEASURED) if isinstance(goal.slots.get(MEASURED), dict) else {}
         said = [str(w) for a, w in words.items() if a not in (missed.get("measures") or {})]
-        quantity = f"({', '.join(said)})" if said else ""  # "portaledge (2 people)"
+        quantity = f"({', '.join(said)})" if said else ""  # "<category> (2 people)"
         what = " ".join([*wished, category, quantity]).strip() or say("nothing_items", language)
         item = render.item_line(near, self.currency, language)
         head = say("nothing_under" if money else "nothing_with", language, what=what, limit=money)
@@ -295,7 +295,7 @@ class Commerce:
                 return len(numbered) * 2 >= len(self.attributes[a]) > 0
             found = next((a for a in self.attributes if (named(a, "headcount_columns") and counts(a)) or any(
                 M.counted_people(v) is not None for v in self.attributes[a])), "")
-            # no column counts people, but the items' names do ("Skydome 4-Person Tent")
+            # no column counts people, but the items' names do ("Dome 4-Person")
             return found or ("name" if any(M.counted_people(t) is not None for _c, t in self.items) else "")
         scored = {a: sum(1 for v in vals if (c := M.cell_quantity(v)) is not None and c[0] == q.measure)
                   for a, vals in self.attributes.items()}
@@ -313,7 +313,7 @@ class Commerce:
 
     # ------------------------------------------------------------------ the shop's own words
     def product_words(self, text: str, sop: Sop | None = None) -> tuple[list[str], set[int]]:
-        """The words of a message that the store's items use ("belay", "grigri", "bouldering"; plurals
+        """The words of a message that the store's items use (a product type, a model's name, a maker; plurals
         too) and the items holding all of them; the words the shopping SOP itself uses to ask or be
         asked for ("looking", "budget") are the request's, not the product's. Words that find no item
         together are left out from the last one said."""
@@ -334,7 +334,7 @@ class Commerce:
         return [], set()
 
     def products_said(self, text: str, sop: Sop, goal: Goal) -> dict[str, Any]:
-        """What a message's product words give the search ("a belay device", "something by Mammut"):
+        """What a message's product words give the search (a product type, "something by <maker>"):
         the category of the items they find, when they are all of one and the goal has none yet, and the
         words themselves as the search's free text (under the ``query`` role)."""
         words, rows = self.product_words(text, sop)
@@ -348,8 +348,8 @@ class Commerce:
         return out
 
     def words_for_new_category(self, changes: dict[str, Any], text: str, sop: Sop, goal: Goal) -> dict[str, Any]:
-        """A new category leaves the product words said for the old one behind ("harnesses instead" after "a
-        GriGri"): the search's free text becomes the message's own product words, or none."""
+        """A new category leaves the product words said for the old one behind ("<category> instead" after a
+        model's name): the search's free text becomes the message's own product words, or none."""
         cat, query = self.decl.slots.get("category", "category"), self.decl.slots.get("query", "query")
         if cat not in changes or changes[cat] == goal.slots.get(cat) or not goal.slots.get(query):
             return {}
@@ -391,7 +391,7 @@ class Commerce:
 
     def asks_about_offered(self, goal: Goal, text: str) -> bool:
         """Whether a question asks about an attribute of an offered item ("what size is the second one?",
-        "is the Jay good for beginners?") rather than picking it."""
+        "is the <name> good for beginners?") rather than picking it."""
         question = self.read(goal, text)
         return question is not None and bool(question.sku) and bool(question.attribute)
 

@@ -120,7 +120,7 @@ class IntentReader:
         if active is not None or not p.intents or p.greeting or only_social(p):
             return None
         shop = self.given.commerce
-        # "I need a GriGri", "anything by Mammut?": the store's own product words name its search
+        # "I need a <model>", "anything by <maker>?": the store's own product words name its search
         products = shop.names_products(p.text, list(self.sops.values())) if shop is not None else set()
         if len(T.tokens(p.text)) < 2 and not (products and (p.question or T.is_request(p.text))):
             return None

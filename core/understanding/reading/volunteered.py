@@ -40,7 +40,7 @@ class VolunteeredValues:
             found.update(measured)
             rest = without_quantities(text)  # "size M" is no wish for an M
             found.update(self.commerce.features_said(rest, self.answers.slot_words(sop), goal))
-            if self.commerce.searches(sop):  # "a belay device", "anything by Mammut": the shop's own words
+            if self.commerce.searches(sop):  # a product type, "anything by <maker>": the shop's own words
                 found.update({k: v for k, v in self.commerce.products_said(rest, sop, goal).items() if k not in found})
         return found, unavailable
 
