@@ -61,6 +61,23 @@ def test_a_short_lead_in_before_a_procedure_is_kept() -> None:
         ("Do this:", False), ("1. Wipe the chain.", True), ("2. Oil each link.", True)]
 
 
+@pytest.mark.parametrize("intro", [
+    "We wax skis for free in the shop. If you would rather wax them at home, follow these steps.",
+    "We wax skis for free in the shop. Waxing at home goes like this:",
+    "ร้านแว็กซ์สกีให้ฟรี ถ้าจะแว็กซ์เองที่บ้าน ทำตามขั้นตอนนี้",  # "... follow these steps", Thai cut two ways
+])
+def test_a_passage_leading_into_the_next_sections_steps_answers_with_them(intro: str) -> None:
+    doc = f"# Waxing skis\n\n{intro}\n\n## Steps\n1. Clean the base.\n2. Melt the wax on.\n3. Scrape it thin.\n"
+    chunks = chunk_document("wax.md", doc)
+    assert chunks[0].text == intro and "3. Scrape it thin." in chunks[0].procedure
+    hit = {"ref": "wax.md", "title": "Waxing skis", "snippet": intro, "procedure": chunks[0].procedure,
+           "score": 0.7, "order": 0}
+    answer = render_kb_answer([hit])
+    assert answer.startswith(intro[:20]) and "2. Melt the wax on." in answer
+    plain = chunk_document("wax.md", doc.replace(intro, "We wax skis for free in the shop."))
+    assert plain[0].procedure == ""  # a passage that leads into nothing keeps to itself
+
+
 def test_a_long_paragraph_is_cut_between_sentences_and_a_text_without_headings_is_titled_by_its_name() -> None:
     sentence = "The ferry to the island leaves from pier four and takes about forty minutes in calm weather. "
     chunks = chunk_document("kb/ferry_times.txt", sentence * 30)

@@ -4,9 +4,9 @@ Each worker builds its own engine on a shared SQLite database and sends conversa
 through a side-effecting tool, on one shared session (``--same-session``) or on one session each. The
 figures: errors that reached the caller, turns taken (committed with a trace), turns the engine asked the
 customer to send again, turns lost (a normal reply whose turn was never stored), side-effect runs with no
-committed record of them (orphans), tickets the customers were told of (each must be one run: on a shared
-session, conversations interleave, so a run per conversation is not a given, but a run per ticket told is),
-and throughput (turns per second over all workers).
+record in a final state (orphans) or filed under another turn (:mod:`core.bench.ledger`), tickets the
+customers were told of (each must be one run: on a shared session, conversations interleave, so a run per
+conversation is not a given, but a run per ticket told is), and throughput (turns per second over all workers).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from core.bench.ledger import check_ledger, read_runs
 from core.workspace.trust import keep_trust
 
 WORKSPACE = {
@@ -53,17 +54,24 @@ ask user to describe the issue
 open ticket
 terminate the flow
 """,
-    "tools.py": '''"""A ticket desk whose every run is written down, so runs can be matched with committed turns."""
+    "tools.py": '''"""A ticket desk whose every run is written down (in one write, as it is sent), so runs can be matched
+with the store's records of them."""
 
+import json
 import os
 import uuid
 from pathlib import Path
 
 
-def open_ticket(issue: str) -> dict[str, str]:
+def open_ticket(issue: str, idempotency_key: str = "", session_id: str = "") -> dict[str, str]:
     ticket = "T-" + uuid.uuid4().hex[:8].upper()
-    with (Path(__file__).parent / "runs.log").open("a", encoding="utf-8") as fh:
-        fh.write(f"{ticket} {os.getpid()}\\n")
+    line = json.dumps({"ticket": ticket, "pid": os.getpid(), "key": idempotency_key, "session": session_id,
+                       "issue": issue}) + "\\n"
+    fd = os.open(Path(__file__).parent / "runs.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
     return {"ticket_id": ticket}
 ''',
 }
@@ -71,12 +79,13 @@ TOOL = "desk.open_ticket"
 START_WAIT_S = 180.0  # how long workers wait for each other to be loaded before the clock starts
 
 
-def write_workspace(root: Path) -> Path:
-    """The benchmark's ticket-desk workspace, written under ``root``."""
+def write_workspace(root: Path, extra_tool: str = "") -> Path:
+    """The benchmark's ticket-desk workspace, written under ``root`` (``extra_tool``: Python code appended to its
+    tools.py, such as a wrapper that makes each run take a moment)."""
     for name, text in WORKSPACE.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text + (extra_tool if name == "tools.py" else ""), encoding="utf-8")
     keep_trust(root, was_trusted=True)  # the benchmark's own ticket desk
     return root
 
@@ -172,8 +181,7 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
         elapsed = max(r["ended"] for r in got) - min(r["started"] for r in got)
         store = open_state_store(url)
         traces = [t for s in sorted(names) for t in store.traces(s)]
-        recorded = sum(1 for t in traces for c in t.get("tool_calls", [])
-                       if c.get("tool") == TOOL and c.get("ok") and not c.get("reused"))
+        ledger = check_ledger(read_runs(root / "runs.log"), store, sorted(names), TOOL)
         incidents = sum(len(store.incidents(s)) for s in names)
         gaps = 0
         for s in names:
@@ -182,8 +190,6 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
         store.close()
         answered = Counter(text for r in got for text in r.get("taken", []))
         stored = Counter(str(t.get("user", "")) for t in traces)
-        log = root / "runs.log"
-        runs = len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
     replies = sum(r["replies"] for r in got)
     return {
         "processes": processes, "sessions": len(names), "sent": sum(r["sent"] for r in got),
@@ -191,7 +197,7 @@ def run_processes(processes: int, conversations: int = 25, same_session: bool = 
         "version_gaps": gaps,
         "errors": sum(r["errors"] for r in got), "resend": sum(r["resend"] for r in got),
         "taken": len(traces), "lost": replies - len(traces), "incidents": incidents,
-        "tool_runs": runs, "orphans": runs - recorded,
+        "tool_runs": ledger.tool_runs, "orphans": ledger.unrecorded, "wrong_turn": ledger.wrong_turn,
         "tickets_told": sum(r.get("told", 0) for r in got), "seconds": round(elapsed, 2),
         "turns_per_s": round(len(traces) / elapsed, 1) if elapsed > 0 else 0.0,
         "error_text": next((r["error_text"] for r in got if r["error_text"]), ""),
@@ -202,6 +208,7 @@ def format_result(r: dict[str, Any]) -> str:
     line = (f"{r['processes']} process(es) on {r['sessions']} session(s): {r['sent']} turns sent, "
             f"{r['taken']} taken, {r['resend']} asked to resend, {r['errors']} errors reached the caller, "
             f"{r['lost']} lost, {r['duplicated']} stored twice; "
-            f"side-effect runs {r['tool_runs']} (tickets told {r['tickets_told']}), orphans {r['orphans']}; "
+            f"side-effect runs {r['tool_runs']} (tickets told {r['tickets_told']}), with no record {r['orphans']}, "
+            f"filed under the wrong turn {r['wrong_turn']}; "
             f"{r['turns_per_s']} turns/s ({r['seconds']} s)")
     return line + (f"\n  first error: {r['error_text']}" if r["error_text"] else "")

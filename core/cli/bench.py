@@ -69,13 +69,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(json.dumps(api) if args.json else format_api_bench(api))
         return 0 if all(r["failed"] == 0 for r in api["rows"]) else 1
 
+    if args.soak_kills:
+        from core.bench.kills import format_soak, run_kill_soak
+
+        try:
+            soak = run_kill_soak(args.soak_kills)
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps(soak) if args.json else format_soak(soak))
+        return 0 if soak["unrecorded"] == 0 and soak["wrong_turn"] == 0 else 1
+
     if args.processes:
         from core.bench.processes import format_result, run_processes
 
         shown = [run_processes(n, args.conversations or 25, same_session=same)
                  for n in dict.fromkeys([1, args.processes]) for same in (True, False) if n > 1 or same]
         print(json.dumps(shown) if args.json else "\n".join(format_result(r) for r in shown))
-        return 0 if all(r["errors"] == 0 and r["lost"] == 0 and r["orphans"] == 0 for r in shown) else 1
+        return 0 if all(r["errors"] == 0 and r["lost"] == 0 and r["orphans"] == 0 and r["wrong_turn"] == 0
+                        for r in shown) else 1
 
     result = run_bench(str(workspace_folder(args)), rounds=args.rounds, cached=args.cached,
                        session_turns=args.session_turns)

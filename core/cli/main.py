@@ -141,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--processes", type=positive, default=0,
                        help="run N worker processes on one session and on N sessions of a shared store instead "
                             "(errors, lost turns, orphan side effects, throughput; 1 process for comparison)")
+    bench.add_argument("--soak-kills", type=positive, default=0,
+                       help="kill -9 N worker processes at random moments of conversations that open tickets, then "
+                            "count tool runs with no record and runs filed under the wrong turn")
     bench.add_argument("--sop-nodes", type=positive, default=0,
                        help="time compiling JSON SOPs of a tenth of N nodes and of N nodes instead")
     bench.add_argument("--kb-megabytes", type=float, default=0.0,

@@ -21,6 +21,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     ws = load_workspace(workspace_folder(args))
     orch = build_orchestrator(workspace_folder(args), brain=args.brain, loaded=ws)
     session = args.session or f"cli-{uuid.uuid4().hex[:8]}"
+    for sentence in ws.files.recovered:
+        print(f"note: {sentence}.")
     if not ws.trusted:
         print(f"note: {untrusted_problem(ws.files.config).message}.")
     print(f"{orch.store_name}: chatting in session {session}. Type 'quit' to leave.")

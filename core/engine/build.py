@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ from core.workspace.gar import GarIndex
 from core.workspace.slots import SlotType, Vocabulary, listed_options
 from core.workspace.trust import held_reason, is_trusted, untrusted_problem
 from core.workspace.paths import state_folder
+
+log = logging.getLogger(__name__)
 
 BRAINS: tuple[str, ...] = ("rule", "llm", "hybrid")
 """The brains this build can run (``build_orchestrator(brain=...)``); "llm" and "hybrid" need an LLM endpoint."""
@@ -260,12 +263,17 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
                    changing_tools=frozenset(n for n, t in ws.tools.items() if t.spec.side_effects))
     agents = {name: SpecialistAgent(decl, env) for name, decl in cfg.agents.items()}
     gateway = ToolGateway(ws.tools, cfg.agents, settings.tool_timeout_s)
-    return Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,
+    orch = Orchestrator(workspace_id=ws.files.id, sops=ws.sops, agents=agents, sop_agent=sop_agent, brain=the_brain,
                         gateway=gateway, store=st, memory=mem, vocab=ws.vocab, currency=cfg.currency,
                         settings=settings, store_name=cfg.name, commerce=commerce, greeting=cfg.greeting,
                         aliases=cfg.aliases, languages=cfg.languages, polite_particle=cfg.polite_particle,
                         handoff=cfg.handoff,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
+    settled = orch.settle_side_effects()  # tool runs of turns a killed process cut off, under their own turns
+    if settled:
+        log.warning("%s: %d tool run(s) of turns cut off midway settled; those that may have gone through are "
+                    "listed for a person to check", ws.files.root, settled)
+    return orch
 
 
 def _choose_brain(asked: str | None, llm: LLMSettings | None) -> tuple[str, LLMSettings | None]:

@@ -10,6 +10,7 @@ import logging
 import math
 import re
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +32,7 @@ from core.shared.errors import LLMUnavailableError, SessionBusyError, StateConfl
 from core.shared.models import Message, SessionState, ToolCall, Trace, utcnow
 from core.sop.graph import Sop
 from core.state.memory.base import MemoryUnavailableError, PreferenceMemory, PreferenceSummary, apply_update
-from core.state.sessions.base import StateStore, whole_session
+from core.state.sessions.base import StateStore, call_outcome, whole_session
 from core.tools.gateway import ToolGateway, ToolScript
 from core.tools.kb import KB_TOOL
 from core.understanding import (
@@ -106,7 +107,23 @@ class Orchestrator:
                                           max_steps=settings.max_steps_per_turn, commerce=commerce, greeting=greeting,
                                           handoff=handoff)
         self.processor.tools.before_change = lambda t, tool, args, key: self.store.note_side_effect(
-            t.state.session_id, t.state.turn, key, tool, args)
+            t.state.session_id, t.state.turn, key, tool, args, turn_id=t.trace.turn_id)
+        self.processor.tools.after_change = lambda t, call: self.store.side_effect_outcome(
+            t.state.session_id, t.trace.turn_id, call.key, call_outcome(call))
+
+    def settle_side_effects(self) -> int:
+        """Settle the tool runs that turns cut off left (a process killed mid-turn) in every session no turn is
+        running in now: each stays under its own turn, a run cut off before its call returned marked unknown
+        for a person to check. A session a turn holds is settled when its next turn opens it. Returns how
+        many runs were settled."""
+        count = 0
+        for session_id in self.store.unsettled_side_effect_sessions():
+            try:
+                with self.store.session_lock(session_id, 0.0):
+                    count += len(self.store.settle_side_effects(session_id))
+            except SessionBusyError:
+                continue  # a turn of it is running: its next turn settles it
+        return count
 
     # ------------------------------------------------------------------ public API
     def handle_message(self, session_id: str, text: str, customer_id: str | None = None, *,
@@ -134,10 +151,13 @@ class Orchestrator:
         this turn's tool results reused) until one commits."""
         cache: dict[str, list[ToolCall]] = {}
         deadline = time.monotonic() + self.settings.turn_deadline_s  # one per turn: its tool calls share it
+        turn_id = uuid.uuid4().hex  # files this message's tool runs under it, whichever attempt commits
+        self.store.settle_side_effects(session_id, turn_id)  # runs of turns cut off, filed under their own turns
         for attempt in range(1, MAX_CONFLICT_RETRIES + 2):
             try:
                 with one_vector_per_words():  # the message is embedded once, whoever reads its words
-                    turn = self._attempt(session_id, text, customer_id, script, cache, cut, deadline)
+                    turn = self._attempt(session_id, text, customer_id, script, cache, cut, deadline,
+                                         turn_id=turn_id)
             except LLMUnavailableError as exc:  # before the turn did anything: nothing is saved
                 log.warning("session %s: turn abandoned: %s", session_id, exc)
                 return TurnOutcome(exc.chat_message, kind="llm_unavailable")
@@ -196,7 +216,8 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ one attempt
     def _attempt(self, session_id: str, text: str, customer_id: str | None, script: ToolScript | None,
-                 cache: dict[str, list[ToolCall]], cut: int = 0, deadline: float = math.inf) -> Turn:
+                 cache: dict[str, list[ToolCall]], cut: int = 0, deadline: float = math.inf, *,
+                 turn_id: str = "") -> Turn:
         """One try at the turn (re-run from the stored state after a conflict). ``cut``: the length of a
         message longer than MAX_MESSAGE_CHARS, of which only the last part is read (the reply says so)."""
         state = self.store.load(session_id) or SessionState(session_id=session_id, workspace_id=self.workspace_id,
@@ -206,11 +227,13 @@ class Orchestrator:
         state.turn += 1
         cust = customer_key(state)
         prefs, memory_notes = safe_summary(self.memory, cust)
-        trace = Trace(session_id=session_id, turn=state.turn, user=text, version=self.version)
-        for left in self.store.unconfirmed_side_effects(session_id):  # a turn that ran a change but never committed
-            trace.decisions.append(f"an earlier attempt (turn {left['turn']}) called {left['tool']} "
-                                   f"{json.dumps(left['args'], default=str)} and never committed: it may have "
-                                   f"gone through (idempotency key {left['key']})")
+        trace = Trace(session_id=session_id, turn=state.turn, user=text, version=self.version, turn_id=turn_id)
+        for run in self.store.side_effect_runs(session_id, state.turn):  # this turn's number, cut off before
+            if run["turn_state"] != "lost":
+                continue
+            trace.decisions.append(f"an earlier attempt (turn {run['turn']}, never committed) called {run['tool']} "
+                                   f"{json.dumps(run['args'], default=str)}: {_CUT_OFF[run['state']]} "
+                                   f"(idempotency key {run['key']})")
         said, text = text, self.aliases.apply(text)  # the store's own words for the customer's ("เมาส์" -> Mouse)
         if text != said:
             trace.decisions.append(f"read with the store's words: {text!r}")
@@ -303,6 +326,9 @@ class Orchestrator:
         name = self.sop_agent.get(sop_id)
         return self.agents.get(name) if name else None
 
+
+_CUT_OFF = {"unknown": "it may have gone through", "done": "it went through", "failed": "it failed",
+            "not_sent": "it was not sent"}
 
 MAX_MESSAGE_CHARS = 12_000  # a message is read whole up to this length (the README states it)
 

@@ -33,8 +33,21 @@ class ReplayStore:
     def incidents(self, session_id: str) -> list[dict[str, Any]]:
         return list(self._incidents.get(session_id, []))
 
-    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
+    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any],
+                         turn_id: str = "") -> None:
         return None  # replays call scripted tools only
+
+    def side_effect_outcome(self, session_id: str, turn_id: str, key: str, outcome: str) -> None:
+        return None
+
+    def settle_side_effects(self, session_id: str, turn_id: str = "") -> list[dict[str, Any]]:
+        return []
+
+    def unsettled_side_effect_sessions(self) -> list[str]:
+        return []
+
+    def side_effect_runs(self, session_id: str, turn: int | None = None) -> list[dict[str, Any]]:
+        return []
 
     def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
         return []

@@ -122,6 +122,8 @@ def render_kb_answer(hits: list[dict[str, Any]]) -> str:
     steps = kb_steps(str(hit.get("snippet", "")))
     if steps:
         return steps[0]
+    if procedure:  # a passage that leads into the steps after it ("..., follow these steps"): it, then them
+        return first_sentences(str(hit.get("snippet", "")), 4) + "\n" + _numbered(kb_steps(procedure))
     return first_sentences(str(hit.get("snippet", "")), 4)
 
 

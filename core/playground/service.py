@@ -23,7 +23,7 @@ from typing import Any
 from core.engine.build import BRAINS, Workspace, build_orchestrator, embedder_for, load_workspace
 from core.engine.orchestrator import Orchestrator
 from core.playground import versions
-from core.playground.changes import ChangeSet, CheckResult, apply_checked, recover
+from core.playground.changes import ChangeSet, CheckResult, apply_checked
 from core.playground.chat import Chat
 from core.playground.conversations import Tests, save_gate
 from core.playground.drafts import Drafts
@@ -54,9 +54,6 @@ class Playground:
         self.root = Path(root).resolve()
         if not (self.root / "store.yaml").is_file():
             raise UserInputError(f"{self.root} is not a workspace (it has no store.yaml)")
-        rolled = recover(self.root)  # a change cut off midway by a crash: the workspace as before it
-        if rolled:
-            log.warning("%s: rolled back change(s) cut off midway: %s", self.root, ", ".join(rolled))
         self.embedder = embedder or embedder_for(self.root)
         self.lock = threading.RLock()
         state_dir = state_folder(self.root)  # nothing written outside the workspace through a link

@@ -129,6 +129,7 @@ class Trace(BaseModel):
     session_id: str
     turn: int
     user: str
+    turn_id: str = ""  # one per message taken (its re-runs after a conflict share it): files its tool runs
     reply: str = ""
     perception: dict[str, Any] = Field(default_factory=dict)
     reading: dict[str, Any] = Field(default_factory=dict)  # the commands read, their words, and those dropped

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from core.language.lexicons import UNSPACED
+from core.language.lexicons import UNSPACED, phrases
 from core.retrieval.embedding import CachedEmbedder, Progress
 from core.retrieval.index import LexicalIndex, VectorIndex
 from core.shared.errors import WorkspaceError
@@ -67,20 +67,34 @@ def chunk_document(ref: str, text: str) -> list[Chunk]:
     if first:
         title = first.group(2).strip() or title
         lines = lines[1:]
-    chunks: list[Chunk] = []
+    sections: list[tuple[str, list[tuple[str, str]]]] = []
     heading, section = "", cast(list[str], [])
     for line in [*lines, "## "]:  # a last empty heading closes the last section
         found = HEADING.match(line)
         if found is None:
             section.append(line)
             continue
+        sections.append((heading, _passages(section)))
+        heading, section = found.group(2).strip(), []
+    chunks: list[Chunk] = []
+    for at, (heading, passages) in enumerate(sections):
+        later = sections[at + 1][1] if at + 1 < len(sections) else []
+        steps = next((procedure for _, procedure in later if procedure), "")
+        if passages and steps and not passages[-1][1] and leads_into_steps(passages[-1][0]):
+            passages = [*passages[:-1], (passages[-1][0], steps)]  # "..., follow these steps": the next section's
         anchor = f"{ref}#{_slug(heading)}" if heading else ref
-        passages = _passages(section)
         lead = passages[0][0] if passages and not passages[0][1] else ""
         chunks += [Chunk(anchor, title, heading, body, procedure, len(chunks) + i, lead if i else "")
                    for i, (body, procedure) in enumerate(passages)]
-        heading, section = found.group(2).strip(), []
     return chunks
+
+
+def leads_into_steps(text: str) -> bool:
+    """Whether a passage ends by leading into steps that follow it: a colon, or the words of ``step_leads`` in
+    the language files ("... follow these steps", "... ทำตามขั้นตอนนี้")."""
+    said = re.sub(r"\s+", "", text.strip().rstrip(" .!"))  # spacing aside: Thai is cut into words two ways
+    leads = "|".join(re.sub(r"\s+", "", p) for p in phrases("step_leads"))
+    return said.endswith(":") or bool(leads) and re.search(rf"(?:{leads})$", said, re.I) is not None
 
 
 def _blocks(lines: list[str]) -> list[tuple[str, str]]:

@@ -432,6 +432,9 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool =
             best, best_score = c, score
     if best is not None and best_score > 0:
         return best
+    priced = [c for a in T.amounts(msg) for c in cands if _price(c) == a.value]  # "the 390 one", "the $24.99 one"
+    if len({id(c) for c in priced}) == 1:
+        return priced[0]
     for word, idx in ORDINALS.items():
         if word != "one" and idx < len(cands) and re.search(rf"(\bthe {word}\b|\b{word} one\b|^\W*{word}\W*$)", low):
             return cands[idx]
@@ -449,6 +452,14 @@ def resolve_reference(msg: str, cands: list[dict[str, Any]], *, pronouns: bool =
     if REFERENCE.search(low) or (pronouns and PRONOUN.search(low)):
         return cands[0]
     return None
+
+
+def _price(item: dict[str, Any]) -> float | None:
+    """An offered item's price as a number (None when it has none)."""
+    try:
+        return float(item.get("price"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
 
 
 def _text(st: SlotType, msg: str, asked: bool, cands: list[dict[str, Any]]) -> Any:

@@ -23,6 +23,7 @@ from core.understanding.extract import extract
 from core.understanding.mentions import handle_value, person_name, prose_words
 from core.workspace.slots import GENERIC_NAME_WORDS, SlotType, validate
 
+UNSPACED_LETTER = LEX.UNSPACED.pattern.removesuffix("+")  # one letter of a script written without spaces
 # where a labelled value stops: not at a year's comma ("June 3, 1979"), nor inside a number ("6,000")
 END = r"(?=\s*(?:,(?!\s*\d{4}\b)(?!(?<=\d,)\d{3}(?!\d))|;|\s(?:and|but|&|plus)\s|[.!?](?:\s|$)|$))"
 
@@ -181,8 +182,9 @@ def _label_index(types: dict[str, SlotType]) -> tuple[re.Pattern[str] | None, di
                 index.setdefault(phrase, []).append(people[0])
         longest_first = sorted(index, key=lambda p: (-len(p), p))
         labels = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in longest_first)
-        pattern = re.compile(rf"(?<![\w@.])(?P<label>{labels})(?![\w@])(?P<join>(?:\s*(?:{_joiners()})(?![\w])|"
-                             rf"\s*[:#=-])*)\s*", re.I) if labels else None
+        # a label ends at a word's edge; in Thai, written without spaces, a word may follow it at once ("งบจริงๆ")
+        pattern = re.compile(rf"(?<![\w@.])(?P<label>{labels})(?:(?![\w@])|(?<={UNSPACED_LETTER}))"
+                             rf"(?P<join>(?:\s*(?:{_joiners()})(?![\w])|\s*[:#=-])*)\s*", re.I) if labels else None
         if len(_INDEXES) > 256:
             _INDEXES.clear()
         _INDEXES[key] = (pattern, {k: tuple(v) for k, v in index.items()})

@@ -3,16 +3,20 @@ their problems."""
 
 from __future__ import annotations
 
+import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.shared.errors import Location, WorkspaceError
 from core.shared.problems import Problem, errors
+from core.workspace.changes import RolledBack, recover_changes
 from core.workspace.config import StoreConfig
 from core.workspace.gar_file import GarRow, check_gar_params, load_gar
 from core.workspace.paths import leads_outside, state_folder
 from core.workspace.store_yaml import load_store_config
+
+log = logging.getLogger(__name__)
 
 
 def store_paths(cfg: StoreConfig) -> list[tuple[str, str]]:
@@ -42,6 +46,7 @@ class WorkspaceFiles:
     config: StoreConfig
     gar: list[GarRow]
     problems: list[Problem]
+    recovered: list[str] = field(default_factory=list)  # what opening it rolled back, a sentence each
 
     @property
     def id(self) -> str:
@@ -94,6 +99,7 @@ def load_workspace_files(root: str | Path) -> WorkspaceFiles:
     path = Path(root).absolute()  # a relative root ("../shop") names the same files from any folder
     if not path.is_dir():
         raise WorkspaceError("workspace folder does not exist", Location(str(root)))
+    rolled = _recovered(path)  # a change a killed process left half-written: the files as before it
     own = {name: _escape(path, name) for name in ("store.yaml", "gar.csv")}
     if own["store.yaml"]:
         cfg, p1 = StoreConfig(name=path.name), own["store.yaml"]
@@ -103,9 +109,23 @@ def load_workspace_files(root: str | Path) -> WorkspaceFiles:
     p2: list[Problem] = own["gar.csv"]  # a gar.csv leading outside is not read
     if not p2 and ((path / "gar.csv").exists() or any((path / "sops").glob("*.sop"))):
         gar, p2 = load_gar(path / "gar.csv")  # JSON SOPs alone carry their own tools and messages: no GAR needed
-    files = WorkspaceFiles(path, cfg, gar, [])
-    files.problems = p1 + p2 + check_gar_params(gar, cfg.tools) + files.escapes()
+    files = WorkspaceFiles(path, cfg, gar, [], [r.sentence() for r in rolled])
+    files.problems = [Problem(r.files[0] if r.files else ".state", 0, "warning", r.sentence()) for r in rolled] \
+        + p1 + p2 + check_gar_params(gar, cfg.tools) + files.escapes()
     return files
+
+
+def _recovered(root: Path) -> list[RolledBack]:
+    """Roll back the changes to the workspace's files that a stopped process left half-written (every way of
+    opening a workspace passes here), each said in the log in one sentence."""
+    try:
+        rolled = recover_changes(root)
+    except (OSError, WorkspaceError) as exc:  # .state unusable (a link leading out): lint says so elsewhere
+        log.warning("%s: a change cut off midway could not be rolled back: %s", root, exc)
+        return []
+    for r in rolled:
+        log.warning("%s: %s", root, r.sentence())
+    return rolled
 
 
 def _escape(root: Path, name: str) -> list[Problem]:

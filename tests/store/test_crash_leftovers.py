@@ -1,6 +1,7 @@
 """kill -9 between a tool that changes the world and the turn's commit: the change was recorded as
-intended before it ran, the next turn's trace says it may have gone through, and the message sent again
-calls the tool with the same idempotency key (so the backend can refuse to do it twice)."""
+started before it ran, the next open of the session lists it to check, the next turn's trace says it may have
+gone through, and the message sent again calls the tool with the same idempotency key (so the backend can
+refuse to do it twice)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from core import build_orchestrator
 from core.bench.processes import write_workspace
+from tests.conftest import trusted
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = '''import os, signal
@@ -34,6 +36,7 @@ CHAT = ("import sys; sys.path.insert(0, sys.argv[1]); from core import build_orc
 def test_a_change_made_before_a_crash_is_reported_and_not_made_twice(tmp_path: Path) -> None:
     ws = write_workspace(tmp_path / "ws")
     (ws / "tools.py").write_text(TOOL, encoding="utf-8")
+    trusted(ws)  # its own tool: trusted as it is now
     (ws / "die").write_text("", encoding="utf-8")
     url = f"sqlite:///{tmp_path}/s.sqlite"
     run = subprocess.run([sys.executable, "-c", CHAT, str(ROOT), str(ws), url], capture_output=True, timeout=120)
@@ -41,15 +44,18 @@ def test_a_change_made_before_a_crash_is_reported_and_not_made_twice(tmp_path: P
     orch = build_orchestrator(ws, state_url=url)
     state = orch.load_state("s")
     assert state is not None and state.turn == 1  # the second turn never committed
-    left = orch.store.unconfirmed_side_effects("s")
-    assert [(e["turn"], e["tool"]) for e in left] == [(2, "desk.open_ticket")]
+    left = orch.store.side_effects_to_check("s")  # settled on opening: cut off inside the call
+    assert [(e["turn"], e["tool"], e["state"]) for e in left] == [(2, "desk.open_ticket", "unknown")]
     reply = orch.handle_message("s", "the printer on floor 2 is jammed")  # the customer sends it again
     keys = (ws / "keys.log").read_text(encoding="utf-8").split()
     assert len(keys) == 2 and keys[0] == keys[1] == left[0]["key"]  # the same key: the backend can dedupe
     assert f"T-{keys[0][:6].upper()}" in reply
     trace = orch.last_trace("s")
     assert trace is not None and any("may have gone through" in d for d in trace["decisions"])
-    assert orch.store.unconfirmed_side_effects("s") == []  # reported once, then settled with the turn
+    assert orch.store.unconfirmed_side_effects("s") == []  # every turn settled
+    runs = orch.store.side_effect_runs("s")  # two runs of one key, each under its own turn
+    assert [(r["turn"], r["state"], r["turn_state"]) for r in runs] == [(2, "unknown", "lost"), (2, "done", "committed")]
+    assert runs[1]["turn_id"] == trace["turn_id"] != runs[0]["turn_id"]
 
 
 SAVE_DIES = ("import os, signal, sys; sys.path.insert(0, sys.argv[1])\n"

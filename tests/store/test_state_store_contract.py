@@ -431,3 +431,69 @@ def test_deleting_a_session_deletes_its_retired_goals(state_store: StateStore) -
     state_store.save(nxt, expected_version=1)
     state_store.delete_session("s1")
     assert state_store.retired_goals("s1") == []
+
+
+# -- side-effecting runs -------------------------------------------------------------
+
+
+def test_runs_are_filed_by_turn_id_and_a_cut_off_turn_is_settled_under_its_own(state_store: StateStore) -> None:
+    from core.shared.models import ToolCall
+
+    state = make_state(turn=1)
+    state_store.save(state, 0, Trace(session_id="s1", turn=1, user="hi", turn_id="t1"))
+    # turn 2 runs two changes and is cut off (never commits): one returned, one never did
+    state_store.note_side_effect("s1", 2, "k-done", "desk.open", {"issue": "a"}, turn_id="cut")
+    state_store.side_effect_outcome("s1", "cut", "k-done", "done")
+    state_store.note_side_effect("s1", 2, "k-open", "desk.open", {"issue": "b"}, turn_id="cut")
+    assert [r["key"] for r in state_store.unconfirmed_side_effects("s1")] == ["k-done", "k-open"]
+    assert state_store.unsettled_side_effect_sessions() == ["s1"]
+    # the next turn (also number 2) opens the session, runs a change of its own and commits
+    settled = state_store.settle_side_effects("s1", "next")
+    assert [(r["key"], r["state"], r["turn_state"]) for r in settled] == \
+        [("k-done", "done", "lost"), ("k-open", "unknown", "lost")]
+    state_store.note_side_effect("s1", 2, "k-next", "desk.open", {"issue": "c"}, turn_id="next")
+    call = ToolCall(tool="desk.open", args={"issue": "c"}, agent="desk", key="k-next", side_effects=True)
+    state_store.save(bump(state), 1, Trace(session_id="s1", turn=2, user="c", turn_id="next", tool_calls=[call]))
+    runs = state_store.side_effect_runs("s1")
+    assert [(r["turn"], r["turn_id"], r["key"], r["state"], r["turn_state"]) for r in runs] == [
+        (2, "cut", "k-done", "done", "lost"), (2, "cut", "k-open", "unknown", "lost"),
+        (2, "next", "k-next", "done", "committed")]  # the cut-off runs are not the next turn's
+    assert [r["key"] for r in state_store.side_effects_to_check("s1")] == ["k-done", "k-open"]
+    assert state_store.unconfirmed_side_effects("s1") == [] and state_store.unsettled_side_effect_sessions() == []
+    assert [r["key"] for r in state_store.side_effect_runs("s1", 2)] == ["k-done", "k-open", "k-next"]
+    assert state_store.side_effect_runs("s1", 1) == []
+
+
+def test_a_run_is_filed_under_the_turn_its_attempt_committed_as(state_store: StateStore) -> None:
+    state = make_state(turn=1)
+    state_store.save(state, 0, Trace(session_id="s1", turn=1, user="hi", turn_id="t1"))
+    state_store.note_side_effect("s1", 2, "k", "desk.open", {"issue": "a"}, turn_id="t2")  # first attempt: turn 2
+    state_store.side_effect_outcome("s1", "t2", "k", "done")
+    later = bump(bump(state))  # another turn committed first; the re-run is turn 3
+    state_store.save(bump(state), 1, Trace(session_id="s1", turn=2, user="x", turn_id="other"))
+    state_store.save(later, 2, Trace(session_id="s1", turn=3, user="a", turn_id="t2"))
+    assert [(r["turn"], r["turn_state"]) for r in state_store.side_effect_runs("s1")] == [(3, "committed")]
+
+
+def test_a_sqlite_store_written_before_runs_had_turn_ids_keeps_them(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE side_effects (key TEXT PRIMARY KEY, session_id TEXT NOT NULL, turn INTEGER NOT NULL, "
+                     "tool TEXT NOT NULL, args TEXT NOT NULL, at TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'intended')")
+        conn.executemany("INSERT INTO side_effects VALUES (?, 's1', ?, 'desk.open', '{}', ?, ?)",
+                         [("a", 1, "2026-01-01T00:00:01", "done"), ("b", 2, "2026-01-01T00:00:02", "unconfirmed"),
+                          ("c", 3, "2026-01-01T00:00:03", "intended")])
+    store = SqliteStateStore(db)
+    try:
+        runs = store.side_effect_runs("s1")
+        assert [(r["key"], r["turn"], r["state"], r["turn_state"]) for r in runs] == [
+            ("a", 1, "done", "committed"), ("b", 2, "unknown", "lost"), ("c", 3, "started", "running")]
+        assert [r["key"] for r in store.settle_side_effects("s1", "now")] == ["c"]
+        assert [r["key"] for r in store.side_effects_to_check("s1")] == ["b", "c"]
+    finally:
+        store.close()
+    reopened = SqliteStateStore(db)  # the move happens once
+    assert len(reopened.side_effect_runs("s1")) == 3
+    reopened.close()

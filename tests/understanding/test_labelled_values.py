@@ -214,3 +214,10 @@ def test_a_number_asked_in_a_unit_is_taken_when_said_with_that_unit(tmp_path: Pa
     assert st.unit == "kwh"
     from core.understanding.extract import labelled_value
     assert labelled_value(st, "reading", "acct 55120934, meter says 14388 kwh") == 14388
+
+
+def test_a_thai_label_takes_its_value_though_a_word_follows_it_without_a_space() -> None:
+    types = {"budget": declared_type("budget", "money", "", V)}
+    found = {f.slot: f.value for f in labelled_values("งบประมาณสูงสุด 8,500 ครับ", types)}  # "budget at most 8,500"
+    assert found == {"budget": 8500}
+    assert labelled_values("ใจสงบ 8,500 ครับ", types) == []  # "งบ" inside another word is no label

@@ -203,3 +203,15 @@ def test_an_opening_that_only_says_something_is_wrong_describes_nothing_yet(open
     sop = Sop(id="desk.repair", title="Kitchen appliance repair", agent="desk", priority=1,
               triggers=["I need a repair"], description="", file="repair.sop", format="text", start="", nodes={})
     assert describes_more(opening, sop) is describes
+
+
+@pytest.mark.parametrize(("said", "picked"), [
+    ("the 1,250 one please", "Kite Two"), ("เอาอันราคา 980 ค่ะ", "Kite One"), ("I'll take the $980 one", "Kite One"),
+    ("the 500 one", None),  # no item offered at that price
+])
+def test_an_offered_item_is_picked_by_its_price(said: str, picked: str | None) -> None:
+    from core.understanding.extract import resolve_reference
+
+    offered = [{"name": "Kite One", "price": 980}, {"name": "Kite Two", "price": 1250}]
+    found = resolve_reference(said, offered, pronouns=False)
+    assert (found or {}).get("name") == picked

@@ -1,5 +1,5 @@
 """One tool call of a turn through the gateway: reused on a re-run after a conflict, and, when it changes the
-world, given an idempotency key and recorded as intended before it runs."""
+world, given an idempotency key, recorded as started before it is sent and marked with its outcome after."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ class ToolCaller:
 
     def __init__(self, gateway: ToolGateway) -> None:
         self.gateway = gateway
-        # records a side-effecting call as intended before it runs (the orchestrator's store)
+        # records a side-effecting run as started before it is sent, and then what its call returned (the
+        # orchestrator's store)
         self.before_change: Callable[[Turn, str, dict[str, Any], str], None] | None = None
+        self.after_change: Callable[[Turn, ToolCall], None] | None = None
 
     def off(self, t: Turn) -> frozenset[str]:
         """The tools that are off for this turn: declared but not run here (the workspace not trusted, a sheet not
@@ -35,7 +37,7 @@ class ToolCaller:
     def call(self, t: Turn, agent: str, tool: str, args: dict[str, Any], system: bool = False) -> ToolCall:
         """One tool call through the gateway; on a re-run after a conflict, reuse this turn's result. A call
         that changes the world gets an idempotency key (the same for the same call of the same turn, also
-        when the turn is sent again after a crash) and is recorded as intended before it runs."""
+        when the turn is sent again after a crash), is recorded as started before it is sent, and its outcome after."""
         key = f"{tool}|{json.dumps(args, sort_keys=True, default=str)}"
         used = t.requested.get(key, 0)
         t.requested[key] = used + 1
@@ -62,6 +64,8 @@ class ToolCaller:
                                      session_id=t.state.session_id, customer_id=t.state.customer_id or None,
                                      within=left)
             t.cache.setdefault(key, []).append(call)
+            if once and self.after_change is not None:
+                self.after_change(t, call)
         if call.error_kind == "denied":
             t.trace.denied.append({"tool": tool, "agent": agent, "error": call.error})
         else:

@@ -20,7 +20,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "cancel", "cancel_tail", "greeting",
-         "thanks", "thanks_anywhere", "farewell", "decline_more", "decline_offer", "yes_no_echo", "street_types", "object_asks", "object_starts", "object_stops", "swap_joiners", "place_asks", "vague_trouble", "reuse_same", "clock_past", "clock_to", "clock_quarter", "clock_half", "clock_noon", "clock_midnight", "clock_am", "clock_pm", "clock_oclock", "place_joiners", "current_words", "statement_adverbs", "correction", "go_back", "skip_question", "now", "offers_more",
+         "thanks", "thanks_anywhere", "farewell", "decline_more", "decline_offer", "yes_no_echo", "street_types", "object_asks", "object_starts", "object_stops", "swap_joiners", "place_asks", "vague_trouble", "reuse_same", "step_leads", "clock_past", "clock_to", "clock_quarter", "clock_half", "clock_noon", "clock_midnight", "clock_am", "clock_pm", "clock_oclock", "place_joiners", "current_words", "statement_adverbs", "correction", "go_back", "skip_question", "now", "offers_more",
          "refers_back", "person", "value_frames", "units", "tens", "instructions", "judgement", "currency_words",
          "shopping_requests", "question_start", "question_inside", "question_words", "question_end", "request",
          "request_lead", "request_verbs", "unable", "narrated", "hostile", "asks_when", "clause_joiners",

@@ -14,6 +14,7 @@ Every implementation (SQLite now, Postgres later) honours the same rules, which
 
 from __future__ import annotations
 
+import json
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -59,19 +60,43 @@ class StateStore(Protocol):
         """Return the session's incidents ``{at, kind, detail}``, oldest first."""
         ...
 
-    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
-        """Record, before it runs, that a turn calls a tool that changes the world (once per ``key``).
-        ``save`` of that turn marks it done; one a later save finds still intended is marked unconfirmed."""
+    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any],
+                         turn_id: str = "") -> None:
+        """Record, committed before it is sent, that a turn runs a tool that changes the world: state
+        ``started`` under its session, turn number and ``turn_id`` (one per message taken), with its idempotency
+        ``key``. A second try of the same call in the same turn (``turn_id``, ``key``) is the same run."""
+        ...
+
+    def side_effect_outcome(self, session_id: str, turn_id: str, key: str, outcome: str) -> None:
+        """Mark a run once its call returned: ``done``, ``failed`` (the tool answered that it failed),
+        ``unknown`` (it may have gone through: a timeout, a crash mid-call) or ``not_sent``."""
+        ...
+
+    def settle_side_effects(self, session_id: str, turn_id: str = "") -> list[dict[str, Any]]:
+        """Settle the runs of the session's turns that never committed (their process killed, the turn given
+        up), other than ``turn_id``'s: each stays filed under its own turn, its turn marked lost, and one left
+        ``started`` becomes ``unknown`` for a person to check. Called under the session's lock when a session
+        is opened. Returns the runs settled (:meth:`side_effect_runs` rows)."""
+        ...
+
+    def unsettled_side_effect_sessions(self) -> list[str]:
+        """The sessions with runs of turns that have neither committed nor been settled."""
+        ...
+
+    def side_effect_runs(self, session_id: str, turn: int | None = None) -> list[dict[str, Any]]:
+        """Every side-effecting run of a session (of turn number ``turn`` only, when given), oldest first: ``{turn, turn_id, key, tool, args, at, state,
+        turn_state}`` (``turn_state``: ``running``, ``committed`` with its turn, or ``lost``)."""
         ...
 
     def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
-        """Side-effecting calls of turns that never committed (a crash, a turn given up), still intended:
-        ``{turn, key, tool, args, at}``."""
+        """Runs of turns that have not committed and are not settled yet (a crash, a turn given up, or a turn
+        still running): ``{turn, key, tool, args, at, ...}``."""
         ...
 
     def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
-        """Side-effecting calls whose outcome is unknown (they failed after they may have been sent: a timeout,
-        a server error, a crash mid-call), for a person to check: ``{turn, key, tool, args, at}``."""
+        """Runs for a person to check: their outcome unknown (they failed after they may have been sent: a
+        timeout, a server error, a crash mid-call, a process killed while one ran), or done in a turn that never
+        committed (the customer was never told): ``{turn, key, tool, args, at, state, turn_state, ...}``."""
         ...
 
     def list_sessions(self) -> list[dict[str, Any]]:
@@ -128,9 +153,25 @@ def check_save_arguments(
         )
 
 
+RUN_STATES = ("started", "done", "failed", "unknown", "not_sent")
+"""A side-effecting run's states: recorded before it is sent, then what its call returned."""
+RUN_COLUMNS = ("turn", "turn_id", "key", "tool", "args", "at", "state", "turn_state")
+
+
+def call_outcome(call: Any) -> str:
+    """What a finished call of a tool that changes the world did: ``done``, ``unknown`` (failed after it may have
+    been sent), ``not_sent`` (refused before anything was sent) or ``failed`` (the tool answered that it failed)."""
+    if call.ok:
+        return "done"
+    if call.outcome_unknown:
+        return "unknown"
+    return "failed" if call.sent else "not_sent"
+
+
 def side_effect_outcomes(trace: Trace | None) -> list[tuple[str, str]]:
-    """``(state, key)`` of the side-effecting calls of a turn that did not simply go through: ``unknown`` (one
-    failed after it may have been sent) or ``not_sent`` (every try was refused before anything was sent)."""
+    """``(state, key)`` of each side-effecting call of a turn, all its tries of one key together: ``unknown`` if
+    one may have gone through without an answer, else ``done`` if one went through, else ``not_sent`` if every
+    try was refused before anything was sent, else ``failed``."""
     if trace is None:
         return []
     calls: dict[str, list[Any]] = {}
@@ -139,11 +180,26 @@ def side_effect_outcomes(trace: Trace | None) -> list[tuple[str, str]]:
             calls.setdefault(call.key, []).append(call)
     out = []
     for key, runs in calls.items():
-        if any(c.outcome_unknown for c in runs):
-            out.append(("unknown", key))
-        elif not any(c.ok or c.sent for c in runs):
-            out.append(("not_sent", key))
+        outcomes = {call_outcome(c) for c in runs}
+        state = next(s for s in ("unknown", "done", "failed", "not_sent") if s in outcomes)
+        out.append((state, key))
     return out
+
+
+def run_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+    """One stored run (its columns in RUN_COLUMNS order) as the store's methods return it."""
+    out = dict(zip(RUN_COLUMNS, row, strict=True))
+    out["args"] = json.loads(out["args"])
+    out["turn"] = int(out["turn"])
+    at = out["at"]
+    out["at"] = at.isoformat(timespec="microseconds") if hasattr(at, "isoformat") else str(at)
+    return out
+
+
+def settled(run: dict[str, Any]) -> dict[str, Any]:
+    """A run of a turn that never committed, as settling leaves it: its turn lost, a run still ``started``
+    (cut off before its call returned) ``unknown``."""
+    return {**run, "turn_state": "lost", "state": "unknown" if run["state"] == "started" else run["state"]}
 
 
 def retired_rows(state: SessionState) -> list[tuple[str, str, int, str]]:

@@ -22,7 +22,15 @@ from typing import Any
 from core.shared.errors import EngineError, StateConflictError
 from core.shared.models import Goal, SessionState, Trace
 from core.shared.redaction import mask_values
-from core.state.sessions.base import check_save_arguments, redact, retired_rows, side_effect_outcomes
+from core.state.sessions.base import (
+    RUN_COLUMNS,
+    check_save_arguments,
+    redact,
+    retired_rows,
+    run_dict,
+    settled,
+    side_effect_outcomes,
+)
 from core.state.sessions.locks import pauses
 
 log = logging.getLogger(__name__)
@@ -31,6 +39,7 @@ MIGRATION_LOCK = 7_310_001  # the advisory lock key that serialises schema migra
 POOL_MAX = int(os.environ.get("SOP_PG_POOL_MAX", "16"))
 POOL_WAIT_S = 30.0
 CONNECT_TIMEOUT_S = 5
+_RUN_SELECT = ", ".join(RUN_COLUMNS)
 
 # Numbered migrations: each runs once, in order, in one transaction. Append; never edit a released one.
 MIGRATIONS: list[tuple[int, str]] = [
@@ -87,6 +96,29 @@ CREATE TABLE IF NOT EXISTS retired_goals (
     data       TEXT NOT NULL,
     PRIMARY KEY (session_id, goal_id)
 );
+"""),
+    (3, """
+CREATE TABLE IF NOT EXISTS side_effect_runs (
+    session_id TEXT NOT NULL,
+    turn       INTEGER NOT NULL,
+    turn_id    TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    tool       TEXT NOT NULL,
+    args       TEXT NOT NULL,
+    at         TIMESTAMPTZ NOT NULL,
+    state      TEXT NOT NULL DEFAULT 'started',
+    turn_state TEXT NOT NULL DEFAULT 'running',
+    id         BIGINT GENERATED ALWAYS AS IDENTITY,
+    PRIMARY KEY (session_id, turn_id, key)
+);
+CREATE INDEX IF NOT EXISTS side_effect_runs_open ON side_effect_runs (turn_state, session_id);
+CREATE INDEX IF NOT EXISTS side_effect_runs_turn ON side_effect_runs (session_id, turn);
+INSERT INTO side_effect_runs (session_id, turn, turn_id, key, tool, args, at, state, turn_state)
+SELECT session_id, turn, '', key, tool, args, at,
+       CASE state WHEN 'intended' THEN 'started' WHEN 'unconfirmed' THEN 'unknown' ELSE state END,
+       CASE state WHEN 'intended' THEN 'running' WHEN 'unconfirmed' THEN 'lost' ELSE 'committed' END
+FROM side_effects ON CONFLICT DO NOTHING;
+DROP TABLE side_effects;
 """),
 ]
 
@@ -176,13 +208,14 @@ class PostgresStateStore:
                     cur.executemany("INSERT INTO retired_goals (session_id, goal_id, turn, data) "
                                     "VALUES (%s, %s, %s, %s) ON CONFLICT (session_id, goal_id) "
                                     "DO UPDATE SET turn = EXCLUDED.turn, data = EXCLUDED.data", retired_rows(state))
-            conn.execute("UPDATE side_effects SET state = CASE WHEN turn = %s THEN 'done' ELSE 'unconfirmed' END "
-                         "WHERE session_id = %s AND state = 'intended'", (state.turn, state.session_id))
+            turn_id = trace.turn_id if trace is not None else ""  # this turn's runs are filed under it
             outcomes = side_effect_outcomes(trace)
             if outcomes:
                 with conn.cursor() as cur:
-                    cur.executemany("UPDATE side_effects SET state = %s WHERE key = %s AND session_id = %s",
-                                    [(st, key, state.session_id) for st, key in outcomes])
+                    cur.executemany("UPDATE side_effect_runs SET state = %s WHERE session_id = %s AND turn_id = %s "
+                                    "AND key = %s", [(st, state.session_id, turn_id, key) for st, key in outcomes])
+            conn.execute("UPDATE side_effect_runs SET turn_state = 'committed', turn = %s WHERE session_id = %s "
+                         "AND turn_id = %s", (state.turn, state.session_id, turn_id))  # re-run after a conflict
 
     def session_lock(self, session_id: str, wait_s: float) -> AbstractContextManager[float]:
         """Hold the session's advisory lock on a connection of its own for the body."""
@@ -212,25 +245,53 @@ class PostgresStateStore:
                                 (session_id,)).fetchall()
         return [{"at": _iso(at), "kind": kind, "detail": json.loads(data)} for at, kind, data in rows]
 
-    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
+    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any],
+                         turn_id: str = "") -> None:
         with self._conn() as conn:
-            conn.execute("INSERT INTO side_effects (key, session_id, turn, tool, args, at) "
-                         "VALUES (%s, %s, %s, %s, %s, clock_timestamp()) ON CONFLICT (key) DO NOTHING",
-                         (key, session_id, turn, tool, json.dumps(args, default=str)))
+            conn.execute("INSERT INTO side_effect_runs (session_id, turn, turn_id, key, tool, args, at) "
+                         "VALUES (%s, %s, %s, %s, %s, %s, clock_timestamp()) "
+                         "ON CONFLICT (session_id, turn_id, key) DO UPDATE SET state = 'started'",
+                         (session_id, turn, turn_id, key, tool, json.dumps(args, default=str)))
+
+    def side_effect_outcome(self, session_id: str, turn_id: str, key: str, outcome: str) -> None:
+        with self._conn() as conn:
+            conn.execute("UPDATE side_effect_runs SET state = %s WHERE session_id = %s AND turn_id = %s AND key = %s",
+                         (outcome, session_id, turn_id, key))
+
+    def settle_side_effects(self, session_id: str, turn_id: str = "") -> list[dict[str, Any]]:
+        where = "session_id = %s AND turn_state = 'running' AND turn_id != %s"
+        with self._conn() as conn:
+            rows = conn.execute(f"SELECT {_RUN_SELECT} FROM side_effect_runs WHERE {where} "  # noqa: S608
+                                "ORDER BY at, id", (session_id, turn_id)).fetchall()
+            if rows:
+                conn.execute("UPDATE side_effect_runs SET turn_state = 'lost', state = CASE state WHEN 'started' "
+                             f"THEN 'unknown' ELSE state END WHERE {where}", (session_id, turn_id))  # noqa: S608
+        return [settled(run_dict(r)) for r in rows]
+
+    def unsettled_side_effect_sessions(self) -> list[str]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT DISTINCT session_id FROM side_effect_runs "
+                                "WHERE turn_state = 'running'").fetchall()
+        return [r[0] for r in rows]
+
+    def side_effect_runs(self, session_id: str, turn: int | None = None) -> list[dict[str, Any]]:
+        """Every side-effecting run of a session (of one turn number), oldest first."""
+        if turn is None:
+            return self._runs("session_id = %s", (session_id,))
+        return self._runs("session_id = %s AND turn = %s", (session_id, turn))
 
     def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
-        with self._conn() as conn:
-            rows = conn.execute("SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = %s "
-                                "AND state = 'intended' ORDER BY at", (session_id,)).fetchall()
-        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": _iso(at)}
-                for turn, key, tool, args, at in rows]
+        return self._runs("session_id = %s AND turn_state = 'running'", (session_id,))
 
     def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
+        return self._runs("session_id = %s AND (state = 'unknown' OR (state = 'done' AND turn_state = 'lost'))",
+                          (session_id,))
+
+    def _runs(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         with self._conn() as conn:
-            rows = conn.execute("SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = %s "
-                                "AND state = 'unknown' ORDER BY at", (session_id,)).fetchall()
-        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": _iso(at)}
-                for turn, key, tool, args, at in rows]
+            rows = conn.execute(f"SELECT {_RUN_SELECT} FROM side_effect_runs WHERE {where} "  # noqa: S608
+                                "ORDER BY at, id", params).fetchall()
+        return [run_dict(r) for r in rows]
 
     def list_sessions(self) -> list[dict[str, Any]]:
         with self._conn() as conn:
@@ -260,7 +321,7 @@ class PostgresStateStore:
 
     def delete_session(self, session_id: str) -> None:
         with self._conn() as conn, conn.transaction():
-            for table in ("incidents", "side_effects", "traces", "retired_goals", "sessions"):
+            for table in ("incidents", "side_effect_runs", "traces", "retired_goals", "sessions"):
                 conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (session_id,))  # noqa: S608 - fixed names
 
     def close(self) -> None:

@@ -17,13 +17,21 @@ from pydantic import ValidationError
 from core.shared.errors import EngineError, SessionBusyError, StateConflictError
 from core.shared.models import SCHEMA_VERSION, Goal, SessionState, Trace, utcnow
 from core.shared.redaction import mask_values, redact
-from core.state.sessions.base import check_save_arguments, retired_rows, side_effect_outcomes
+from core.state.sessions.base import (
+    RUN_COLUMNS,
+    check_save_arguments,
+    retired_rows,
+    run_dict,
+    settled,
+    side_effect_outcomes,
+)
 from core.state.sessions.locks import FileSessionLocks, LocalSessionLocks
 
 log = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
+_RUN_SELECT = ", ".join(RUN_COLUMNS)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -41,16 +49,20 @@ CREATE TABLE IF NOT EXISTS incidents (
     data       TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS incidents_session ON incidents (session_id, at);
-CREATE TABLE IF NOT EXISTS side_effects (
-    key        TEXT PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS side_effect_runs (
     session_id TEXT NOT NULL,
     turn       INTEGER NOT NULL,
+    turn_id    TEXT NOT NULL,
+    key        TEXT NOT NULL,
     tool       TEXT NOT NULL,
     args       TEXT NOT NULL,
     at         TEXT NOT NULL,
-    state      TEXT NOT NULL DEFAULT 'intended'
+    state      TEXT NOT NULL DEFAULT 'started',
+    turn_state TEXT NOT NULL DEFAULT 'running',
+    PRIMARY KEY (session_id, turn_id, key)
 );
-CREATE INDEX IF NOT EXISTS side_effects_session ON side_effects (session_id, state);
+CREATE INDEX IF NOT EXISTS side_effect_runs_open ON side_effect_runs (turn_state, session_id);
+CREATE INDEX IF NOT EXISTS side_effect_runs_turn ON side_effect_runs (session_id, turn);
 CREATE TABLE IF NOT EXISTS traces (
     session_id TEXT NOT NULL,
     turn       INTEGER NOT NULL,
@@ -131,11 +143,12 @@ class SqliteStateStore:
             if state.retired:
                 conn.executemany("INSERT OR REPLACE INTO retired_goals (session_id, goal_id, turn, data) "
                                  "VALUES (?, ?, ?, ?)", retired_rows(state))
-            # this turn's changes are recorded with it; earlier ones still intended were reported by it
-            conn.execute("UPDATE side_effects SET state = CASE WHEN turn = ? THEN 'done' ELSE 'unconfirmed' END "
-                         "WHERE session_id = ? AND state = 'intended'", (state.turn, state.session_id))
-            conn.executemany("UPDATE side_effects SET state = ? WHERE key = ? AND session_id = ?",
-                             [(st, key, state.session_id) for st, key in side_effect_outcomes(trace)])
+            # this turn's runs are filed under it; a run's outcome is written once more with the commit
+            turn_id = trace.turn_id if trace is not None else ""
+            conn.executemany("UPDATE side_effect_runs SET state = ? WHERE session_id = ? AND turn_id = ? AND key = ?",
+                             [(st, state.session_id, turn_id, key) for st, key in side_effect_outcomes(trace)])
+            conn.execute("UPDATE side_effect_runs SET turn_state = 'committed', turn = ? WHERE session_id = ? "
+                         "AND turn_id = ?", (state.turn, state.session_id, turn_id))  # re-run after a conflict: its turn
 
     def retired_goals(self, session_id: str) -> list[Goal]:
         """The session's finished goals moved out of its working state, oldest first."""
@@ -156,30 +169,63 @@ class SqliteStateStore:
                          (session_id, utcnow().isoformat(timespec="microseconds"), kind,
                           redact(json.dumps(detail, default=str), data=True)))
 
-    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any]) -> None:
-        """Record a side-effecting call as intended before it runs."""
+    def note_side_effect(self, session_id: str, turn: int, key: str, tool: str, args: dict[str, Any],
+                         turn_id: str = "") -> None:
+        """Record a side-effecting run as started, committed before it is sent."""
         with self._transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO side_effects (key, session_id, turn, tool, args, at) "
-                         "VALUES (?, ?, ?, ?, ?, ?)", (key, session_id, turn, tool, json.dumps(args, default=str),
-                                                       utcnow().isoformat(timespec="microseconds")))
+            conn.execute("INSERT INTO side_effect_runs (session_id, turn, turn_id, key, tool, args, at) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, turn_id, key) "
+                         "DO UPDATE SET state = 'started'",
+                         (session_id, turn, turn_id, key, tool, json.dumps(args, default=str),
+                          utcnow().isoformat(timespec="microseconds")))
+
+    def side_effect_outcome(self, session_id: str, turn_id: str, key: str, outcome: str) -> None:
+        """Mark a run with what its call returned."""
+        with self._transaction() as conn:
+            conn.execute("UPDATE side_effect_runs SET state = ? WHERE session_id = ? AND turn_id = ? AND key = ?",
+                         (outcome, session_id, turn_id, key))
+
+    def settle_side_effects(self, session_id: str, turn_id: str = "") -> list[dict[str, Any]]:
+        """Settle the runs of the session's turns that never committed (under the session's lock)."""
+        where = "session_id = ? AND turn_state = 'running' AND turn_id != ?"
+        with self._lock:  # read first: most turns find nothing to settle, and write nothing
+            rows = self._connection().execute(
+                f"SELECT {_RUN_SELECT} FROM side_effect_runs WHERE {where} ORDER BY at, rowid",  # noqa: S608
+                (session_id, turn_id)).fetchall()
+        if rows:
+            with self._transaction() as conn:
+                conn.execute("UPDATE side_effect_runs SET turn_state = 'lost', state = CASE state WHEN 'started' "
+                             f"THEN 'unknown' ELSE state END WHERE {where}", (session_id, turn_id))  # noqa: S608
+        return [settled(run_dict(r)) for r in rows]
+
+    def unsettled_side_effect_sessions(self) -> list[str]:
+        """The sessions with runs of turns that neither committed nor were settled."""
+        with self._lock:
+            rows = self._connection().execute(
+                "SELECT DISTINCT session_id FROM side_effect_runs WHERE turn_state = 'running'").fetchall()
+        return [r[0] for r in rows]
+
+    def side_effect_runs(self, session_id: str, turn: int | None = None) -> list[dict[str, Any]]:
+        """Every side-effecting run of a session (of one turn number), oldest first."""
+        if turn is None:
+            return self._runs("session_id = ?", (session_id,))
+        return self._runs("session_id = ? AND turn = ?", (session_id, turn))
 
     def unconfirmed_side_effects(self, session_id: str) -> list[dict[str, Any]]:
-        """Side-effecting calls of turns that never committed, still intended."""
-        with self._lock:
-            rows = self._connection().execute(
-                "SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = ? AND state = 'intended' "
-                "ORDER BY at", (session_id,)).fetchall()
-        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": at}
-                for turn, key, tool, args, at in rows]
+        """Runs of turns that have not committed and are not settled yet."""
+        return self._runs("session_id = ? AND turn_state = 'running'", (session_id,))
 
     def side_effects_to_check(self, session_id: str) -> list[dict[str, Any]]:
-        """Side-effecting calls whose outcome is unknown, for a person to check."""
+        """Runs whose outcome is unknown, or done in a turn that never committed, for a person to check."""
+        return self._runs("session_id = ? AND (state = 'unknown' OR (state = 'done' AND turn_state = 'lost'))",
+                          (session_id,))
+
+    def _runs(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         with self._lock:
             rows = self._connection().execute(
-                "SELECT turn, key, tool, args, at FROM side_effects WHERE session_id = ? AND state = 'unknown' "
-                "ORDER BY at", (session_id,)).fetchall()
-        return [{"turn": turn, "key": key, "tool": tool, "args": json.loads(args), "at": at}
-                for turn, key, tool, args, at in rows]
+                f"SELECT {_RUN_SELECT} FROM side_effect_runs WHERE {where} ORDER BY at, rowid", params  # noqa: S608
+            ).fetchall()
+        return [run_dict(r) for r in rows]
 
     def incidents(self, session_id: str) -> list[dict[str, Any]]:
         """Return the session's incidents ``{at, kind, detail}``, oldest first."""
@@ -220,7 +266,7 @@ class SqliteStateStore:
         """Delete a session and its traces in one transaction; unknown ids are ignored."""
         with self._transaction() as conn:
             conn.execute("DELETE FROM incidents WHERE session_id = ?", (session_id,))
-            conn.execute("DELETE FROM side_effects WHERE session_id = ?", (session_id,))
+            conn.execute("DELETE FROM side_effect_runs WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM traces WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM retired_goals WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
@@ -277,10 +323,34 @@ def _connect(path: str) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.executescript(_SCHEMA)
+        _migrate_side_effects(conn)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _migrate_side_effects(conn: sqlite3.Connection) -> None:
+    """Move the runs of a store written before runs were filed by turn id (``side_effects``, one row per key)
+    into ``side_effect_runs``, once: intended ones are runs of turns not settled yet, unconfirmed ones lost."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'side_effects'").fetchone() is None:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'side_effects'").fetchone() is not None:
+            conn.execute(_OLD_RUNS)
+            conn.execute("DROP TABLE side_effects")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+_OLD_RUNS = """INSERT OR IGNORE INTO side_effect_runs (session_id, turn, turn_id, key, tool, args, at, state, turn_state)
+SELECT session_id, turn, '', key, tool, args, at,
+       CASE state WHEN 'intended' THEN 'started' WHEN 'unconfirmed' THEN 'unknown' ELSE state END,
+       CASE state WHEN 'intended' THEN 'running' WHEN 'unconfirmed' THEN 'lost' ELSE 'committed' END
+FROM side_effects"""
 
 
 def _insert_session(conn: sqlite3.Connection, state: SessionState, data: str, stamp: str) -> None:
