@@ -63,6 +63,7 @@ with tab_inv:
         st.caption(f"{len(current)} items · mapping: " +
                    ", ".join(f"{role} ← `{col}`" for role, col in pg.store.inventory_mapping().items()))
         st.dataframe(current.head(200), hide_index=True, width="stretch", height=260)
+        inventory_ui.attribute_values(pg.store.inventory_attributes(), "Attributes and their values")
     st.markdown("#### Replace the inventory")
     upload = st.file_uploader(f"Inventory file (CSV or XLSX, up to {limit_mb} MB)",
                               type=[t[1:] for t in INVENTORY_TYPES], key="inventory_upload")

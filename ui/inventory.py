@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.playground import Playground, suggest_mapping
+from core.playground.store import Store, attribute_table
 from core.shared.errors import UserInputError
 from core.tools.sheets import SheetStatus
 from core.workspace.config import ROLES, SHEET_REFRESH_MINUTES
@@ -34,7 +35,16 @@ def map_columns(frame: pd.DataFrame, current: dict[str, str], key: str) -> tuple
     rest = [c for c in cols if c not in mapping.values()]
     attributes = st.multiselect("Attributes (more columns shown and searched)", rest, default=rest,
                                 key=f"attrs_{key}")
+    attribute_values(Store.preview_attributes(frame, attributes), "The attributes this mapping makes")
     return mapping, attributes
+
+
+def attribute_values(values: dict[str, list[str]], title: str) -> None:
+    """The attributes of a mapping and the values each holds (what a shopper's words filter on)."""
+    if not values:
+        return
+    st.markdown(f"**{title}** (a shopper naming one of their values gets only the items holding it)")
+    st.dataframe(attribute_table(values), hide_index=True, width="stretch", key=f"attr_table_{title}")
 
 
 def sheet_state(pg: Playground, status: SheetStatus) -> None:

@@ -242,7 +242,10 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     mem = memory or open_preference_memory(state_dir, state_store=st)
     lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
     lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
-    commerce = Commerce(cfg.commerce, ws.vocab, cfg.currency) if cfg.commerce is not None else None
+    commerce = Commerce(cfg.commerce, ws.vocab, cfg.currency,
+                        ws.catalog.attribute_values() if ws.catalog is not None else None,
+                        ws.catalog.item_texts() if ws.catalog is not None else None) \
+        if cfg.commerce is not None else None
     extra = commerce.triggers(ws.sops) if commerce is not None else {}
     for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
         extra[sop_id] = [*extra.get(sop_id, []), *phrases]

@@ -27,6 +27,7 @@ from core.playground.uploads import (
 )
 from core.shared.errors import UserInputError
 from core.shared.problems import Problem
+from core.tools.catalog import Catalog
 from core.tools.sheets import SheetFeed, SheetStatus
 from core.tools.sheets_api import SheetRef
 from core.workspace.paths import read_text_file
@@ -84,6 +85,17 @@ class Store:
         """The mapped inventory (roles as columns), or None when the store has none."""
         cat = self.pg.workspace.catalog
         return cat.frame if cat is not None else None
+
+    def inventory_attributes(self) -> dict[str, list[str]]:
+        """The attributes the mapping made (the mapped columns beyond the roles) with the values each holds:
+        what a shopper's words filter on."""
+        cat = self.pg.workspace.catalog
+        return cat.attribute_values() if cat is not None else {}
+
+    @staticmethod
+    def preview_attributes(frame: pd.DataFrame, attributes: list[str]) -> dict[str, list[str]]:
+        """The attributes a mapping would make of an uploaded table, with the values each holds."""
+        return Catalog(frame, [a for a in attributes if a in frame.columns]).attribute_values()
 
     def inventory_mapping(self) -> dict[str, str]:
         """The current role → column mapping from store.yaml."""
@@ -223,3 +235,11 @@ def create_store(spec: NewStore) -> Path:
                                 spec.languages)
     return newstore.create_store(spec, settings)
 
+
+
+def attribute_table(values: dict[str, list[str]], shown: int = 12) -> pd.DataFrame:
+    """Attributes and their values as a table for the Store page: each attribute, how many values it holds
+    and the first ``shown`` of them."""
+    rows = [{"attribute": a, "values": len(v), "holds": ", ".join(v[:shown]) + (" …" if len(v) > shown else "")}
+            for a, v in values.items()]
+    return pd.DataFrame(rows, columns=["attribute", "values", "holds"])

@@ -52,17 +52,36 @@ class Catalog:
                 out.setdefault(col, out[role])
         return out
 
-    def feature_words(self) -> set[str]:
-        """Words that appear in the attribute columns (for feature extraction)."""
-        words: set[str] = set()
+    def item_texts(self) -> list[tuple[str, str]]:
+        """Every item's category and its text (name, brand, category and attributes, lower-cased): the
+        store's own product words, which lead a shopper's request to its items."""
+        cols = [c for c in ("name", "brand", "category", *self.attributes) if c in self.frame]
+        out = []
+        for rec in self.frame[cols].to_dict("records"):
+            text = " ".join(str(rec[c]) for c in cols if pd.notna(rec[c]) and str(rec[c]).strip())
+            out.append((str(rec.get("category") or "").strip(), text.lower()))
+        return out
+
+    def attribute_values(self) -> dict[str, list[str]]:
+        """Every attribute column (a mapped column beyond the roles) with the distinct values its cells hold,
+        a cell listing several (``waterproof; light``) counted for each."""
+        out: dict[str, list[str]] = {}
         for col in self.attributes:
             if col in self.frame:
-                for value in self.frame[col].dropna().astype(str):
-                    for part in re.split(r"[;,/|]", value.lower()):
-                        part = part.strip()
-                        if part and not re.fullmatch(r"[\d.\s]+\w{0,3}", part):
-                            words.add(part)
-        return words
+                parts = {p for value in self.frame[col].dropna().astype(str) for p in value_parts(value)}
+                out[col] = sorted(parts)
+        return out
+
+    def feature_words(self) -> set[str]:
+        """The attribute values a shopper may name as a wish (for feature extraction): measures such as
+        ``3.2 kg`` and one-letter sizes are read as quantities instead."""
+        return {v for values in self.attribute_values().values() for v in values
+                if len(v) > 1 and not re.fullmatch(r"[\d.\s]+\w{0,3}", v)}  # a size "M" is said as "size M"
+
+
+def value_parts(cell: str) -> list[str]:
+    """The values one attribute cell holds, lower-cased: ``Waterproof; light`` -> waterproof, light."""
+    return [p.strip() for p in re.split(r"[;,/|]", str(cell).lower()) if p.strip()]
 
 
 def _distinct(frame: pd.DataFrame, role: str) -> list[str]:

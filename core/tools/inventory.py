@@ -3,16 +3,18 @@ read-only filters over the mapped inventory (:mod:`core.tools.catalog`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from core.language import measures as M
 from core.language.text import plural_forms, tokens
 from core.shared.errors import ToolError
 from core.tools.base import ToolSpec
-from core.tools.catalog import Catalog
+from core.tools.catalog import Catalog, value_parts
 from core.workspace.config import DEFAULT_SEARCH_TOOL
 from core.workspace.params import Param
 
@@ -30,6 +32,8 @@ class _Row:
     price: float | None
     stock: float
     haystack: str  # name, brand, category and attributes, for text and feature matches
+    values: frozenset[str] = frozenset()  # the attribute values the row holds (a cell may list several)
+    cells: dict[str, str] = field(default_factory=dict)  # each attribute's cell (and the name), as written
 
 
 def search_spec(name: str = DEFAULT_SEARCH_TOOL) -> ToolSpec:
@@ -38,10 +42,14 @@ def search_spec(name: str = DEFAULT_SEARCH_TOOL) -> ToolSpec:
 
 
 class InventoryTool:
-    """Filters over the mapped inventory: category, brand, price range, in-stock, text match."""
+    """Filters over the mapped inventory: category, brand, price range, in-stock, text match, and the
+    attribute values the shopper asked for (``features``: every one must hold). ``prefer_features`` only
+    orders; ``nearest`` asks, when nothing passes, for the item nearest to the request: the cheapest one
+    passing all filters but one (a price bound first), with ``missed`` saying which it breaks."""
 
     PARAMS = ("category", "brand", "budget", "min_price", "max_price", "query", "features", "in_stock", "sku",
-              "name", "limit", "exclude_brands", "prefer_brands", "sort")
+              "name", "limit", "exclude_brands", "prefer_brands", "sort", "prefer_features", "nearest",
+              "measures")
 
     def __init__(self, catalog: Catalog, name: str = DEFAULT_SEARCH_TOOL) -> None:
         self.catalog = catalog
@@ -54,9 +62,9 @@ class InventoryTool:
         frame = self.catalog.frame  # one table for the whole search, even if a refresh replaces it meanwhile
         keep = self._filter(args)
         rows = [r for r in self._rows(frame) if keep(r)]
-        features = args.get("features")
-        feats = [features] if isinstance(features, str) else list(features or [])
-        feats = [str(f).lower() for f in feats if str(f).strip()]
+        if not rows and _truthy(args.get("nearest")):
+            return self._nearest(frame, args)
+        feats = _words_list(args.get("prefer_features"))
         liked = _lower_set(args.get("prefer_brands"))
         price_up = str(args.get("sort") or "") in ("price", "cheapest", "price_asc")
 
@@ -93,7 +101,11 @@ class InventoryTool:
                     brand=str(rec.get("brand")).lower() if "brand" in has else None,
                     price=float(price) if "price" in has and pd.notna(price) else None,
                     stock=(float(stock) if pd.notna(stock) else 0.0) if "stock" in has else 1.0,
-                    haystack=" ".join(str(rec[c]) for c in cols if c in rec and pd.notna(rec[c])).lower()))
+                    haystack=" ".join(str(rec[c]) for c in cols if c in rec and pd.notna(rec[c])).lower(),
+                    values=frozenset(v for c in self.catalog.attributes if c in rec and pd.notna(rec[c])
+                                     for v in value_parts(str(rec[c]))),
+                    cells={c: str(rec[c]) for c in [*self.catalog.attributes, "name"]
+                           if c in rec and pd.notna(rec[c])}))
             self._cache = (df, rows)
         return self._cache[1]
 
@@ -112,6 +124,8 @@ class InventoryTool:
             high, low = _num(args.get("max_price")) or _num(args.get("budget")), _num(args.get("min_price"))
         in_stock = _truthy(args.get("in_stock")) and "stock" in has
         words = [w for text in (args.get("query"), args.get("name")) if text for w in [tokens(str(text))]]
+        wishes = _words_list(args.get("features"))
+        measures = _measures(args.get("measures"), [*self.catalog.attributes, "name"])
 
         def keep(r: _Row) -> bool:
             if (sku is not None and r.sku != sku) or (wanted is not None and not (r.categories or set()) & wanted):
@@ -123,9 +137,38 @@ class InventoryTool:
                 return False
             if in_stock and r.stock <= 0:
                 return False
-            return all(all(w in r.haystack for w in ws) for ws in words)
+            if not all(_holds(r, w) for w in wishes):
+                return False
+            if measures and not all(M.holds(r.cells.get(a, ""), spec) for a, spec in measures.items()):
+                return False
+            return all(all(any(f in r.haystack for f in plural_forms(w)) for w in ws) for ws in words)
 
         return keep
+
+    def _nearest(self, frame: pd.DataFrame, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """The item nearest to a request nothing passes: each filter left out in turn (the price bounds first,
+        then each wished value, each quantity, then the brand), the cheapest in-stock-first item of the first that finds
+        any, with ``missed`` naming the filter it breaks and its value; empty when none finds one."""
+        wishes = _words_list(args.get("features"))
+        bound = {k: args[k] for k in ("budget", "max_price", "min_price") if args.get(k) not in (None, "")}
+        tries: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        if bound:
+            tries.append(({k: v for k, v in args.items() if k not in bound}, bound))
+        for wish in wishes:
+            tries.append(({**args, "features": [w for w in wishes if w != wish]}, {"features": [wish]}))
+        measures = args.get("measures") if isinstance(args.get("measures"), dict) else {}
+        for attr, spec in measures.items():
+            tries.append(({**args, "measures": {a: s for a, s in measures.items() if a != attr}},
+                          {"measures": {attr: spec}}))
+        if args.get("brand"):
+            tries.append(({k: v for k, v in args.items() if k != "brand"}, {"brand": args["brand"]}))
+        for relaxed, missed in tries:
+            keep = self._filter(relaxed)
+            rows = [r for r in self._rows(frame) if keep(r)]
+            if rows:
+                best = min(rows, key=lambda r: (r.stock <= 0, r.price is None, r.price or 0.0))
+                return [{**self._record_at(frame, best.position), "missed": missed}]
+        return []
 
     def _record(self, row: pd.Series) -> dict[str, Any]:
         rec: dict[str, Any] = {}
@@ -139,6 +182,25 @@ class InventoryTool:
             if attr in row and str(row[attr]).strip():
                 rec[attr] = str(row[attr])
         return rec
+
+
+def _measures(value: Any, attributes: list[str]) -> dict[str, str]:
+    """The quantities asked for, by attribute or the name (``{"Sleeps": ">= 2 headcount"}``); one on a
+    column the table lacks is off, like any filter on a missing column."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(a): str(spec) for a, spec in value.items() if str(a) in attributes and str(spec).strip()}
+
+
+def _words_list(value: Any) -> list[str]:
+    """One value or a list of them, lower-cased, blanks left out."""
+    values = [value] if isinstance(value, str) else list(value or [])
+    return [str(v).strip().lower() for v in values if str(v).strip()]
+
+
+def _holds(row: _Row, wish: str) -> bool:
+    """Whether a row has a wished attribute value: one of its values, or the words in its text."""
+    return wish in row.values or re.search(rf"(?<!\w){re.escape(wish)}(?!\w)", row.haystack) is not None
 
 
 def _lower_set(value: Any) -> set[str]:

@@ -71,7 +71,9 @@ class SpecialistAgent:
 
     def apply_correction(self, goal: Goal, sop: Sop, changes: dict[str, Any]) -> list[str]:
         """New values for slots the flow already used: update and rewind to where they are first needed."""
-        return replies.apply_correction(self.types(sop), goal, sop, changes)
+        shop = self.env.commerce
+        search = (shop.search_tool, shop.reads_slots()) if shop is not None else ("", set())
+        return replies.apply_correction(self.types(sop), goal, sop, changes, search)
 
     def rewind(self, goal: Goal, sop: Sop, target: Node, turn: int = 0, said: str = "") -> None:
         """Go back to an earlier ask the customer wants to redo (see :func:`core.engine.flow.replies.rewind`)."""

@@ -35,6 +35,9 @@ def step_message(env: AgentEnv, goal: Goal, sop: Sop, node: Node, prefs: Prefere
     text = fill_template(node.message, values, computed) if node.message else ""
     if isinstance(obs, dict) and "api_call" in node.kinds and not node.message:
         text = render.render_record(obs)
+    if isinstance(obs, list) and not obs and env.commerce is not None:
+        near = env.commerce.nothing_matched(goal)  # what nothing had, and the nearest item
+        text = f"{near}\n{text}".strip() if near else text
     return text
 
 

@@ -62,13 +62,17 @@ def pass_unanswered(goal: Goal, node: Node, observation: str, turn: int) -> None
     goal.status = GoalStatus.ACTIVE
 
 
-def apply_correction(types: dict[str, SlotType], goal: Goal, sop: Sop, changes: dict[str, Any]) -> list[str]:
-    """New values for slots the flow already used: update and rewind to where they are first needed."""
+def apply_correction(types: dict[str, SlotType], goal: Goal, sop: Sop, changes: dict[str, Any],
+                     search: tuple[str, set[str]] = ("", set())) -> list[str]:
+    """New values for slots the flow already used: update and rewind to where they are first needed.
+    ``search``: a store's item search and the slots it reads besides its params (the shopper's wishes)."""
     changed = [k for k, v in changes.items() if goal.slots.get(k) != v]
     if not changed:
         return []
     goal.slots.update({k: changes[k] for k in changed})
     start = first_user(sop, set(changed))
+    if start is None and search[0] and set(changed) & search[1]:
+        start = next((nid for nid in sop.walk() if sop.nodes[nid].tool == search[0]), None)
     if start is not None and is_behind(sop, goal, start):
         goal.step = start
         goal.pending = None

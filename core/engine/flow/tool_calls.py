@@ -79,10 +79,13 @@ def apply_results(env: AgentEnv, agent: str, goal: Goal, sop: Sop, req: AgentRun
         if node is None:
             return
         if call.ok:
-            goal.memory.append(MemoryEntry(action=node.label, observation=call.result, feedback="success",
+            result = call.result
+            if env.commerce is not None and node.tool == env.commerce.search_tool:
+                result = env.commerce.keep_matches(goal, result)  # a near miss is no match
+            goal.memory.append(MemoryEntry(action=node.label, observation=result, feedback="success",
                                            turn=req.turn))
             if sop.format == "json":
-                goal.slots[node.result_key] = call.result
+                goal.slots[node.result_key] = result
             if node.asks:  # api_call|ask_user_input: the API ran, now its question (same run of the step)
                 ask(env, goal, sop, node, resp, req, counted=True)
                 return

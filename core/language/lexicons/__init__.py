@@ -29,7 +29,8 @@ LISTS = ("affirm", "deny", "weak_yes", "negative", "unsure", "lead_filler", "can
          "item_questions", "general_verbs", "list_joiners", "label_synonyms", "label_joiners", "ending_phrases",
          "name_intro", "name_outro", "default_markers", "replaces", "same_as_before", "not_wanted", "likes",
          "alternative_joiners", "catch_all_options", "example_leads", "particles", "function_words", "ask_leads", "ask_to_leads",
-         "ask_tails", "customer_words", "cheaper", "pricier", "negation")
+         "ask_tails", "customer_words", "cheaper", "pricier", "negation", "measure_units", "headcount_nouns",
+         "headcount_columns", "size_words", "measure_at_most", "measure_at_least", "measure_questions", "narrowing")
 SETTINGS = ("language", "script", "name")
 SECTIONS = ("simulation",)  # data for other parts than the reader (simulated customers' wording), by name
 

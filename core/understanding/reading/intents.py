@@ -117,16 +117,22 @@ class IntentReader:
         for 9", "how much is in my savings?") from NAMED_INTENT on. Small talk and reactions to a result just given
         never count (``just_finished``: a goal ended last turn). While a goal is active the threshold
         stands (see :meth:`asked_by_name`)."""
-        if active is not None or not p.intents or p.greeting or only_social(p) or len(T.tokens(p.text)) < 2:
+        if active is not None or not p.intents or p.greeting or only_social(p):
             return None
-        named = self.names.named_sops(p.text)
+        shop = self.given.commerce
+        # "I need a <model>", "anything by <maker>?": the store's own product words name its search
+        products = shop.names_products(p.text, list(self.sops.values())) if shop is not None else set()
+        if len(T.tokens(p.text)) < 2 and not (products and (p.question or T.is_request(p.text))):
+            return None
+        named = self.names.named_sops(p.text) or products
         if len(named) > 1:  # "check my account to see if I can afford dinner": the request, not its purpose
             named = self.names.named_sops(T.main_clause(p.text)) or named
         sop_id, score = p.intents[0]
         if len(named) == 1 and (p.question or T.is_request(p.text) or sop_id in named):
             sop_id = next(iter(named))
             score = p.score(sop_id)
-            if score < NAMED_INTENT or (p.question and not T.is_request(p.text) and kb_knows()):
+            if (score < NAMED_INTENT and sop_id not in products) \
+                    or (p.question and not T.is_request(p.text) and kb_knows()):
                 return None  # a question the knowledge base answers ("what time do you open?") stays a question
         else:
             if just_finished and not (p.question or T.is_request(p.text)):

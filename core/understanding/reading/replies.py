@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.language import text as T
+from core.language.measures import without_quantities
 from core.shared.models import Goal
 from core.sop.graph import Node, Sop
 from core.understanding.answers import AnswerReader, AnswerReading
@@ -122,6 +123,16 @@ class ReplyReader:
         text = p.text
         said = what_stands(text)  # "I meant 80 euros, not 95": not the 95
         changes = self.answers.extract_volunteered(goal, sop, said, opening=False)
+        shop = self.given.commerce
+        narrows: dict[str, Any] = {}
+        if shop is not None and shop.searches(sop):  # "a red one", "for 4 people" narrow the search
+            measured, numbers = shop.measures_said(said, goal)
+            changes = shop.not_budget(changes, numbers)
+            wishes = shop.features_said(without_quantities(said), self.answers.slot_words(sop), goal)
+            changes.update({**measured, **wishes})
+            changes.update(shop.words_for_new_category(changes, said, sop, goal))
+            # "in size L?", "one in red?" ask for other items; "is it waterproof?" asks about the one shown
+            narrows = {**measured, **wishes} if shop.narrows(said) else measured
         # new values for slots already filled ("I got it wrong, the address is ..."): a correction
         fixes = {k: v for k, v in changes.items() if goal.slots.get(k) not in (None, "") and goal.slots.get(k) != v}
         if not fixes and corrects(text) and said != text:  # "make that the 14th, not the 12th": the slot
@@ -129,6 +140,8 @@ class ReplyReader:
         if fixes and corrects(text) and confirms(agent, sop, sop.node(goal.pending)):
             # "oops, make that $150, not $200" to "shall I charge $200?": the value changes, the confirmation waits
             return ReplyReading(corrections=fixes, fixes=fixes)
+        if shop is not None and goal.pending and p.question and shop.asks_about_offered(goal, text):
+            return ReplyReading(doubt=True)  # "how heavy is the second one?": a question on it, no pick
         answers = self.pending.answers_pending(goal, text)
         choice = asks_choice(goal, sop, agent)
         if goal.pending and p.go_back and not fixes and (choice or not answers):
@@ -140,7 +153,7 @@ class ReplyReader:
             return ReplyReading(answer=default)
         unable = bool(goal.pending) and T.is_unable(text) and not answers
         if goal.pending and p.question and not answers and not (choice and choice_words(text)) \
-                and not gives_values(goal, sop, agent, changes):
+                and not gives_values(goal, sop, agent, changes) and not narrows:  # "in size L?" narrows
             return ReplyReading(unable=unable, doubt=True)
         pending = sop.node(goal.pending)
         pending_slots = {f.name for f in pending.fills} if pending else set()

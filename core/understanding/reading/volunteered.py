@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.language.measures import without_quantities
 from core.shared.models import Goal
 from core.sop.graph import Sop
 from core.understanding.answers import AnswerReader
@@ -34,7 +35,13 @@ class VolunteeredValues:
         found = self.answers.extract_volunteered(goal, sop, text, opening=opening)
         unavailable = self.answers.unavailable_named(goal, sop, text, found)
         if self.commerce is not None:
-            found.update(self.commerce.features_said(text, self.answers.slot_words(sop)))
+            measured, numbers = self.commerce.measures_said(text, goal)  # "for 12 guests": no budget of 12
+            found = self.commerce.not_budget(found, numbers)
+            found.update(measured)
+            rest = without_quantities(text)  # "size M" is no wish for an M
+            found.update(self.commerce.features_said(rest, self.answers.slot_words(sop), goal))
+            if self.commerce.searches(sop):  # a product type, "anything by <maker>": the shop's own words
+                found.update({k: v for k, v in self.commerce.products_said(rest, sop, goal).items() if k not in found})
         return found, unavailable
 
     def kept_for_later(self, active: Goal, text: str) -> dict[str, dict[str, Any]]:
