@@ -240,16 +240,23 @@ with tab_sops:
                     st.session_state[f"marks_{rel}"] = marks  # the editor shows them from the next run
                     st.rerun()
             dirty = edited != source
+            grant = None  # store.yaml changed in the same save, once the author confirms it
+            if check.grant is not None and st.checkbox(f"{check.grant.sentence()} when saving", key=f"grant_{rel}",
+                                                       help="Lint refuses a procedure whose agent may not call its "
+                                                            "tools; this lets it, in the same checked save."):
+                grant = check.grant
+                check = pg.studio.check_sop(choice, edited, grant)
             c1, c2 = st.columns([1, 2])
-            if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):
-                result = pg.studio.save_sop(choice, edited)
+            if c1.button("Save", type="primary", disabled=not (dirty or grant), key="save_sop",
+                         icon=":material/save:"):
+                result = pg.studio.save_sop(choice, edited, grant=grant)
                 widgets.saved(result, rel)
                 if result.broken:
                     st.session_state[HELD] = {"rel": rel, "text": edited}
                 if result.saved:
                     check, dirty = pg.studio.check_sop(choice, edited), False
                     refresh()
-            if held_save(rel, edited, lambda mode: pg.studio.save_sop(choice, edited, tests=mode), rel):
+            if held_save(rel, edited, lambda mode: pg.studio.save_sop(choice, edited, tests=mode, grant=grant), rel):
                 check, dirty = pg.studio.check_sop(choice, edited), False
             if dirty:
                 c2.caption("New SOP: not in the chat until it is first saved." if choice in unsaved else
