@@ -237,13 +237,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     st = store or open_state_store(url)
     # Zep Cloud when ZEP_API_KEY is set, else the state store's PostgreSQL database, else local SQLite
     mem = memory or open_preference_memory(state_dir, state_store=st)
-    lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
-    lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
     commerce = Commerce(cfg.commerce, ws.vocab, cfg.currency) if cfg.commerce is not None else None
-    extra = commerce.triggers(ws.sops) if commerce is not None else {}
-    for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
-        extra[sop_id] = [*extra.get(sop_id, []), *phrases]
-    rule = RuleBrain(ws.embedder, ws.sops, lexicon, extra)
+    rule = rule_brain(ws, commerce)
     types = ws.types
     sop_agent = {}
     for sop in ws.sops:
@@ -263,6 +258,21 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
                         aliases=cfg.aliases, languages=cfg.languages, polite_particle=cfg.polite_particle,
                         handoff=cfg.handoff,
                         grounding_text=[f"{r.action} {r.metadata}" for r in ws.files.gar])
+
+
+def rule_brain(ws: Workspace, commerce: Commerce | None = None) -> RuleBrain:
+    """The rule brain that reads a workspace's messages: its SOPs' titles and triggers, with the phrases the
+    store's own products and how-to articles add, and the store's words as its lexicon (the orchestrator's
+    brain, or the rules under a model's)."""
+    cfg = ws.files.config
+    if commerce is None and cfg.commerce is not None:
+        commerce = Commerce(cfg.commerce, ws.vocab, cfg.currency)
+    lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
+    lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
+    extra = commerce.triggers(ws.sops) if commerce is not None else {}
+    for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
+        extra[sop_id] = [*extra.get(sop_id, []), *phrases]
+    return RuleBrain(ws.embedder, ws.sops, lexicon, extra)
 
 
 def _choose_brain(asked: str | None, llm: LLMSettings | None) -> tuple[str, LLMSettings | None]:

@@ -24,6 +24,7 @@ from core.importers.star import ImportResult
 from core.playground.changes import ChangeSet, CheckResult, staged
 from core.playground.conversations import Tests
 from core.playground.grants import AgentGrant, granted, needed_grant
+from core.playground.triggers import TriggerTrial, trial
 from core.playground.uploads import UploadError, safe_filename
 from core.shared.errors import UserInputError
 from core.shared.problems import Problem, errors
@@ -165,6 +166,11 @@ class Studio:
         if not (self.pg.root / "sops" / name).exists():
             raise UserInputError(f"sops/{name} does not exist")
         return self.pg.apply(ChangeSet(f"delete sops/{name}").delete(f"sops/{name}"), tests)
+
+    def trial_triggers(self, sentence: str, rel: str = "", draft: str | None = None) -> TriggerTrial:
+        """Which SOP ``sentence`` would start, with every SOP's score (``draft``: the unsaved source of ``rel``,
+        read in its place; see :func:`core.playground.triggers.trial`)."""
+        return trial(self.pg, sentence, rel, draft)
 
     # ------------------------------------------------------------------ the GAR table
     def gar_rows(self, *, draft: bool = False) -> list[dict[str, str]]:

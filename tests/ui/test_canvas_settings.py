@@ -1,7 +1,8 @@
-"""The canvas's procedure settings in headless Chromium, on a copy of the demo workspace.
+"""The canvas's procedure settings and trigger trial box in headless Chromium, on a copy of the demo workspace.
 
 A text SOP's triggers are added and removed and its agent changed on the canvas; the save offers to let the new
-agent call the procedure's tool, and once confirmed writes both files in one save.
+agent call the procedure's tool, and once confirmed writes both files in one save. A trial sentence names the
+procedure it would start, with every procedure's score.
 """
 
 from __future__ import annotations
@@ -93,3 +94,26 @@ def test_settings_changed_on_the_canvas_save_the_sop_and_the_agent_s_tools_once_
     tools = yaml.safe_load((ws / "store.yaml").read_text(encoding="utf-8"))["agents"]["sales"]["tools"]
     assert "knowledge_base.search" in tools
 
+
+def test_the_trial_box_names_the_procedure_a_sentence_starts_with_the_scores(page: Page) -> None:
+    _open(page, "order_status.json")
+    page.get_by_text("Try a sentence: which procedure would it start?").click()
+    _idle(page)
+    box = page.get_by_role("textbox", name="A customer's first message")
+    box.fill("where is my parcel, it has not arrived")
+    box.press("Enter")
+    _idle(page)
+    trial = page.locator(".st-key-trigger_trial")
+    expect(trial.get_by_text(re.compile(r"Starts this procedure, Check an order, score 0\.\d\d"))).to_be_visible()
+    listed = trial.locator("li").all_inner_texts()
+    assert listed[0].startswith("Check an order support.order_status")
+    scores = [float(re.search(r"(-?\d\.\d\d)$", t).group(1)) for t in listed]  # type: ignore[union-attr]
+    assert scores == sorted(scores, reverse=True) and len(scores) == 3
+    box.fill("which gaming mouse should I buy")
+    box.press("Enter")
+    _idle(page)
+    expect(trial.get_by_text(re.compile(r"Starts Find a product \(sales.recommend_item\), score"))).to_be_visible()
+    box.fill("the moon is made of cheese")
+    box.press("Enter")
+    _idle(page)
+    expect(trial.get_by_text(re.compile(r"Starts no procedure"))).to_be_visible()
