@@ -62,17 +62,17 @@ def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str
     held = st.session_state.get(HELD)
     if not held or held["rel"] != rel or held["text"] != text:
         return False
-    a, b, c = st.columns([1.1, 1.5, 1])
     done = None
-    if a.button("Save anyway", icon=":material/warning:", key=f"anyway_{rel}"):
-        done = save("skip")
-    if b.button("Accept the new replies", icon=":material/published_with_changes:", key=f"accept_{rel}",
-                help="Save, and update the expectations of the tests that break to what the agent does now "
-                     "(each test keeps the keys and comments it has). One undo takes both back."):
-        done = save("accept")
-    if c.button("Keep editing", key=f"keep_{rel}"):
-        st.session_state.pop(HELD, None)
-        st.rerun()
+    with st.container(horizontal=True, wrap=True, key="held_save_buttons"):  # each button as wide as its label, wrapped
+        if st.button("Save anyway", icon=":material/warning:", key=f"anyway_{rel}"):
+            done = save("skip")
+        if st.button("Accept the new replies", icon=":material/published_with_changes:", key=f"accept_{rel}",
+                     help="Save, and update the expectations of the tests that break to what the agent does now "
+                          "(each test keeps the keys and comments it has). One undo takes both back."):
+            done = save("accept")
+        if st.button("Keep editing", key=f"keep_{rel}"):
+            st.session_state.pop(HELD, None)
+            st.rerun()
     if done is not None:
         st.session_state.pop(HELD, None)
         widgets.saved(done, what)
