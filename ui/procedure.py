@@ -19,7 +19,8 @@ def settings(pg: Playground, rel: str, source: str, on_edit: Callable[[], None])
     fmt: Format = "json" if rel.endswith(".json") else "text"
     now = read_settings(source, fmt)
     k = f"proc_{rel}_{hashlib.sha1(source.encode('utf-8')).hexdigest()[:10]}"
-    with st.expander(f"Procedure settings · `{now.id or 'no id'}` · {len(now.triggers)} triggers",
+    count = f"{len(now.triggers)} trigger" + ("" if len(now.triggers) == 1 else "s")
+    with st.expander(f"Procedure settings · `{now.id or 'no id'}` · {count}",
                      icon=":material/settings:", expanded=bool(st.session_state.get(f"proc_open_{rel}"))):
         flash = st.session_state.pop(f"proc_flash_{rel}", "")
         if flash:

@@ -11,10 +11,11 @@ from core.sop.canvas.settings import read_settings
 def trial_box(pg: Playground, rel: str, source: str) -> None:
     """A sentence typed as a customer would, and which SOP it would start with every SOP's score (the draft's
     triggers as they are now)."""
-    with st.expander("Try a sentence: which procedure would it start?", icon=":material/science:",
+    with st.expander("Try a sentence", icon=":material/science:",
                      expanded=bool(st.session_state.get(f"trial_{rel}"))), st.container(key="trigger_trial"):
-        sentence = st.text_input("A customer's first message", key=f"trial_{rel}",
-                                 placeholder="the mug I ordered arrived cracked", help="Press Enter to try it.")
+        sentence = st.text_input("A customer's first message: which procedure would it start?",
+                                 key=f"trial_{rel}", placeholder="the mug I ordered arrived cracked",
+                                 help="Press Enter to try it.")
         if not sentence.strip():
             st.caption("Scored against every procedure's title and triggers as the chat scores an opening "
                        "message, this draft included.")

@@ -97,9 +97,9 @@ def test_settings_changed_on_the_canvas_save_the_sop_and_the_agent_s_tools_once_
 
 def test_the_trial_box_names_the_procedure_a_sentence_starts_with_the_scores(page: Page) -> None:
     _open(page, "order_status.json")
-    page.get_by_text("Try a sentence: which procedure would it start?").click()
+    page.get_by_text("Try a sentence", exact=True).click()
     _idle(page)
-    box = page.get_by_role("textbox", name="A customer's first message")
+    box = page.get_by_role("textbox", name="A customer's first message: which procedure would it start?")
     box.fill("where is my parcel, it has not arrived")
     box.press("Enter")
     _idle(page)
