@@ -75,9 +75,10 @@ def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str
             st.rerun()
     if done is not None:
         st.session_state.pop(HELD, None)
-        widgets.saved(done, what)
         if done.saved:
             refresh()
+        widgets.saved(done, what, redraw=rel == "gar.csv")  # the GAR: the page again, its pickers included
+        if done.saved:
             return True
     return False
 
@@ -286,6 +287,7 @@ with tab_gar:
     st.caption("Each SOP step of a text SOP is matched to an action here (exact name, else similarity ≥ 0.80). "
                "`action_type` is api_call, ask_user_input, message_to_user or external_knowledge (join with |); "
                "`params` are slot names joined with |, `?` marks an optional one.")
+    widgets.flash()  # a GAR save redraws the page (the canvas's pickers read the new rows): what it did
     editor_key = f"gar_{gen}"
     if editor_key not in st.session_state or "gar_base" not in st.session_state:  # drawn afresh: saved or draft
         st.session_state["gar_base"] = pg.studio.gar_rows(draft=True)
@@ -297,11 +299,11 @@ with tab_gar:
     g1, g2 = st.columns([1, 2])
     if g1.button("Save GAR", type="primary", icon=":material/save:", key="save_gar", disabled=not gar_dirty):
         result = pg.studio.save_gar(gar_rows)
-        widgets.saved(result, "gar.csv")
         if result.broken:
             st.session_state[HELD] = {"rel": "gar.csv", "text": pg.studio.gar_text(gar_rows)}
         if result.saved:
             refresh()
+        widgets.saved(result, "gar.csv", redraw=True)  # saved: the page again, the SOPs tab's pickers included
     if held_save("gar.csv", pg.studio.gar_text(gar_rows), lambda mode: pg.studio.save_gar(gar_rows, tests=mode),
                  "gar.csv"):
         gar_dirty = False

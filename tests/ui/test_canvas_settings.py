@@ -2,7 +2,7 @@
 
 A text SOP's triggers are added and removed and its agent changed on the canvas; the save offers to let the new
 agent call the procedure's tool, and once confirmed writes both files in one save. A trial sentence names the
-procedure it would start, with every procedure's score.
+procedure it would start, with every procedure's score. A GAR save shows in the canvas's pickers at once.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import yaml
 
 from core.playground.workspaces import copy_workspace
 from tests.ui.browser import need_chromium, open_app, serve
+from tests.ui.test_e2e import _grid_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 need_chromium()  # without Chromium the module is skipped
@@ -117,3 +118,29 @@ def test_the_trial_box_names_the_procedure_a_sentence_starts_with_the_scores(pag
     box.press("Enter")
     _idle(page)
     expect(trial.get_by_text(re.compile(r"Starts no procedure"))).to_be_visible()
+
+
+def test_the_canvas_pickers_show_a_gar_save_without_a_reload(page: Page, server: tuple[str, Path]) -> None:
+    ws = server[1]
+    _open(page, "recommend_item.sop")
+    page.get_by_role("radio", name="Message", exact=True).click()
+    _idle(page)
+    said = page.get_by_text(re.compile(r"^says: Recommend the best 1-3 matching items"))
+    expect(said).to_be_visible()  # the first message action of the GAR, as the picker shows it
+    page.get_by_role("tab", name="Global Action Repository").click()
+    _idle(page)
+    row = next(i for i, line in enumerate((ws / "gar.csv").read_text().splitlines()[1:])
+               if line.startswith("recommend items to user,"))
+    page.mouse.dblclick(*_grid_cell(page, row, 600))  # the user_interaction_metadata column
+    cell = page.locator("textarea.gdg-input")
+    expect(cell).to_be_visible()
+    cell.fill("Recommend up to three items that match.")
+    cell.press("Enter")
+    _idle(page)
+    page.get_by_role("button", name=re.compile("Save GAR")).click()
+    expect(page.get_by_text("gar.csv saved and in use")).to_be_visible()
+    page.get_by_role("tab", name="SOPs").click()
+    _idle(page)
+    expect(page.get_by_role("radio", name="Canvas", exact=True)).to_be_checked()
+    expect(page.get_by_text("says: Recommend up to three items that match.")).to_be_visible()  # the palette as left
+    expect(said).to_have_count(0)
