@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.engine.build import BRAINS
 from core.retrieval.embedding import SharedModel
 from core.shared.errors import UserInputError
-from ui import services, widgets
+from ui import goal_panel, services, widgets
 
 pg = services.current()
 
@@ -59,10 +58,14 @@ if prompt:
 
 st.html("<style>div[data-testid=stColumn]:has(.st-key-goal_panel){position:sticky;top:3.75rem;"
         "align-self:flex-start;max-height:calc(100vh - 4.5rem);overflow-y:auto}"
-        # at phone width the columns stack: the goal panel goes above the chat, so the newest reply is what
-        # ends the page (where the chat scrolls after each message), not the flow graph
-        "@media (max-width:640px){div[data-testid=stColumn]:has(.st-key-goal_panel){order:-1;position:static;"
-        "max-height:none}}</style>")
+        ".st-key-goal_fold{display:none}"
+        # at phone width the chat comes first: the goal panel and the graph fold into one line under the last
+        # reply, so the chat input and that reply are on screen without scrolling
+        "@media (max-width:640px){div[data-testid=stColumn]:has(.st-key-goal_panel){display:none}"
+        ".st-key-goal_fold{display:block}}"
+        # a link's label wraps instead of being cut ("Why this reply? Open turn 3 in the Inspector")
+        "[data-testid=stPageLink] p,[data-testid=stPageLink] span{white-space:normal;overflow:visible;"
+        "text-overflow:clip}</style>")
 left, right = st.columns([3, 2], gap="large")
 with left:
     turns = pg.chat.traces(sid)
@@ -81,52 +84,9 @@ with left:
                          icon=":material/manage_search:", query_params={
                              services.URL_WORKSPACE: services.url_name(pg.root), services.URL_SESSION: sid,
                              services.URL_TURN: str(tr.get("turn"))})
+    with st.container(key="goal_fold"), st.expander(f"Goal: {goal_panel.headline(pg, sid)}", icon=":material/flag:"):
+        goal_panel.panel(pg, sid, customer, "_phone")  # shown at phone width only (styles above)
 
-with right, st.container(key="goal_panel"):  # stays in view while the chat scrolls (styles below)
-    state = pg.chat.state(sid)
-    panel, story = pg.chat.goal_panel(state), pg.chat.goal_story(state)
+with right, st.container(key="goal_panel"):  # stays in view while the chat scrolls (styles above)
     st.subheader("Goal")
-    if story["now"]:
-        st.markdown(f"**{story['now']}**")
-    if story["handoff"]:
-        st.warning(f"The customer asked for a person at turn {story['handoff']}: the team takes it from here.",
-                   icon=":material/support_agent:")
-    if story["waiting"]:
-        st.caption("Waiting their turn: " + "; ".join(story["waiting"]))
-    if story["finished"]:
-        st.markdown("**Finished:** " + "; ".join(f"{f['request']}: {f['outcome']}" for f in story["finished"][:5]))
-    if not panel["active_goal"] and not story["finished"]:
-        st.caption("No request yet.")
-    flow = pg.chat.flow(sid)
-    if flow is not None:
-        with st.container(key="flow_graph"):
-            st.caption(f"**{flow['title']}**: the path so far in blue"
-                       + (", the current step outlined in red" if flow["current"] else ""))
-            st.graphviz_chart(flow["dot"], width="stretch")
-    with st.expander("Engine view: goal, slots, stack", expanded=False):
-        if panel["active_goal"]:
-            st.markdown(f"**Active goal** `{panel['active_goal']}` · **status** `{panel['status']}`"
-                        + (f" · **step** `{panel['step']}`" if panel.get("step") else ""))
-            st.markdown("**Slots**")
-            if panel["slots"]:
-                st.dataframe(pd.DataFrame([{"slot": k, "value": widgets.brief(v, 80)}
-                                           for k, v in panel["slots"].items()]), hide_index=True, width="stretch")
-            else:
-                st.caption("none yet")
-            st.markdown("**Missing:** " + (", ".join(f"`{m}`" for m in panel["missing"]) or "nothing"))
-            if panel["next_question"]:
-                st.markdown(f"**Next question:** {panel['next_question']}")
-        else:
-            st.caption("No active goal.")
-        st.markdown("**Goal stack** (bottom → top)")
-        if panel["stack"]:
-            st.markdown(" → ".join(f"`{g}`" for g in panel["stack"]))
-        else:
-            st.caption("empty")
-    if customer:
-        prefs, warning = pg.preferences.remembered(customer)
-        if warning:
-            st.warning(warning, icon=":material/cloud_off:")
-        if not prefs.is_empty():
-            st.markdown("**Remembered about this customer**")
-            st.caption(prefs.as_text())
+    goal_panel.panel(pg, sid, customer)

@@ -62,22 +62,23 @@ def held_save(rel: str, text: str, save: Callable[[str], CheckResult], what: str
     held = st.session_state.get(HELD)
     if not held or held["rel"] != rel or held["text"] != text:
         return False
-    a, b, c = st.columns([1.1, 1.5, 1])
     done = None
-    if a.button("Save anyway", icon=":material/warning:", key=f"anyway_{rel}"):
-        done = save("skip")
-    if b.button("Accept the new replies", icon=":material/published_with_changes:", key=f"accept_{rel}",
-                help="Save, and update the expectations of the tests that break to what the agent does now "
-                     "(each test keeps the keys and comments it has). One undo takes both back."):
-        done = save("accept")
-    if c.button("Keep editing", key=f"keep_{rel}"):
-        st.session_state.pop(HELD, None)
-        st.rerun()
+    with st.container(horizontal=True, wrap=True, key="held_save_buttons"):  # each button as wide as its label, wrapped
+        if st.button("Save anyway", icon=":material/warning:", key=f"anyway_{rel}"):
+            done = save("skip")
+        if st.button("Accept the new replies", icon=":material/published_with_changes:", key=f"accept_{rel}",
+                     help="Save, and update the expectations of the tests that break to what the agent does now "
+                          "(each test keeps the keys and comments it has). One undo takes both back."):
+            done = save("accept")
+        if st.button("Keep editing", key=f"keep_{rel}"):
+            st.session_state.pop(HELD, None)
+            st.rerun()
     if done is not None:
         st.session_state.pop(HELD, None)
-        widgets.saved(done, what)
         if done.saved:
             refresh()
+        widgets.saved(done, what, redraw=rel == "gar.csv")  # the GAR: the page again, its pickers included
+        if done.saved:
             return True
     return False
 
@@ -240,16 +241,23 @@ with tab_sops:
                     st.session_state[f"marks_{rel}"] = marks  # the editor shows them from the next run
                     st.rerun()
             dirty = edited != source
+            grant = None  # store.yaml changed in the same save, once the author confirms it
+            if check.grant is not None and st.checkbox(f"{check.grant.sentence()} when saving", key=f"grant_{rel}",
+                                                       help="Lint refuses a procedure whose agent may not call its "
+                                                            "tools; this lets it, in the same checked save."):
+                grant = check.grant
+                check = pg.studio.check_sop(choice, edited, grant)
             c1, c2 = st.columns([1, 2])
-            if c1.button("Save", type="primary", disabled=not dirty, key="save_sop", icon=":material/save:"):
-                result = pg.studio.save_sop(choice, edited)
+            if c1.button("Save", type="primary", disabled=not (dirty or grant), key="save_sop",
+                         icon=":material/save:"):
+                result = pg.studio.save_sop(choice, edited, grant=grant)
                 widgets.saved(result, rel)
                 if result.broken:
                     st.session_state[HELD] = {"rel": rel, "text": edited}
                 if result.saved:
                     check, dirty = pg.studio.check_sop(choice, edited), False
                     refresh()
-            if held_save(rel, edited, lambda mode: pg.studio.save_sop(choice, edited, tests=mode), rel):
+            if held_save(rel, edited, lambda mode: pg.studio.save_sop(choice, edited, tests=mode, grant=grant), rel):
                 check, dirty = pg.studio.check_sop(choice, edited), False
             if dirty:
                 c2.caption("New SOP: not in the chat until it is first saved." if choice in unsaved else
@@ -279,6 +287,7 @@ with tab_gar:
     st.caption("Each SOP step of a text SOP is matched to an action here (exact name, else similarity ≥ 0.80). "
                "`action_type` is api_call, ask_user_input, message_to_user or external_knowledge (join with |); "
                "`params` are slot names joined with |, `?` marks an optional one.")
+    widgets.flash()  # a GAR save redraws the page (the canvas's pickers read the new rows): what it did
     editor_key = f"gar_{gen}"
     if editor_key not in st.session_state or "gar_base" not in st.session_state:  # drawn afresh: saved or draft
         st.session_state["gar_base"] = pg.studio.gar_rows(draft=True)
@@ -290,11 +299,11 @@ with tab_gar:
     g1, g2 = st.columns([1, 2])
     if g1.button("Save GAR", type="primary", icon=":material/save:", key="save_gar", disabled=not gar_dirty):
         result = pg.studio.save_gar(gar_rows)
-        widgets.saved(result, "gar.csv")
         if result.broken:
             st.session_state[HELD] = {"rel": "gar.csv", "text": pg.studio.gar_text(gar_rows)}
         if result.saved:
             refresh()
+        widgets.saved(result, "gar.csv", redraw=True)  # saved: the page again, the SOPs tab's pickers included
     if held_save("gar.csv", pg.studio.gar_text(gar_rows), lambda mode: pg.studio.save_gar(gar_rows, tests=mode),
                  "gar.csv"):
         gar_dirty = False

@@ -27,6 +27,8 @@ from core.sop.canvas.conditions import build_condition, check_condition
 from core.sop.canvas.edits import add_step, connect, declare_after, delete_step, update_step
 from core.sop.canvas.model import KINDS, OPERATORS, Canvas, CanvasError, CanvasNode, Edit, Kind
 from core.workspace.slots import SLOT_TYPES
+from ui import procedure as procedure_ui
+from ui import trial as trial_ui
 
 LABELS: dict[str, str] = {"ask": "Ask", "tool": "Tool call", "message": "Message", "decision": "Decision",
                           "call": "Call SOP", "handoff": "Hand off", "end": "End"}
@@ -37,7 +39,13 @@ COLOURS = {"ask": "#dcebff", "tool": "#ffe5cc", "message": "#dff5e3", "decision"
 
 
 def editor(pg: Playground, rel: str, source: str, check: SopCheck, on_edit: Callable[[], None]) -> None:
-    """The canvas of ``rel`` (its draft ``source``) beside the side form of the selected step."""
+    """The procedure's settings and the trigger trial box, then the canvas of ``rel`` (its draft ``source``) beside the side form of the
+    selected step."""
+    top_left, top_right = st.columns([3, 2], gap="medium")
+    with top_left:
+        procedure_ui.settings(pg, rel, source, on_edit)
+    with top_right:
+        trial_ui.trial_box(pg, rel, source)
     canvas = canvas_for(pg.workspace, source, rel)
     if not canvas.nodes:
         st.warning("The canvas shows the SOP once it compiles: fix the errors below in the text view.",

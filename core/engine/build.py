@@ -240,16 +240,8 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
     st = store or open_state_store(url)
     # Zep Cloud when ZEP_API_KEY is set, else the state store's PostgreSQL database, else local SQLite
     mem = memory or open_preference_memory(state_dir, state_store=st)
-    lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
-    lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
-    commerce = Commerce(cfg.commerce, ws.vocab, cfg.currency,
-                        ws.catalog.attribute_values() if ws.catalog is not None else None,
-                        ws.catalog.item_texts() if ws.catalog is not None else None) \
-        if cfg.commerce is not None else None
-    extra = commerce.triggers(ws.sops) if commerce is not None else {}
-    for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
-        extra[sop_id] = [*extra.get(sop_id, []), *phrases]
-    rule = RuleBrain(ws.embedder, ws.sops, lexicon, extra)
+    commerce = store_commerce(ws)
+    rule = rule_brain(ws, commerce)
     types = ws.types
     sop_agent = {}
     for sop in ws.sops:
@@ -274,6 +266,30 @@ def build_orchestrator(workspace: str | Path, *, brain: str | None = None, state
         log.warning("%s: %d tool run(s) of turns cut off midway settled; those that may have gone through are "
                     "listed for a person to check", ws.files.root, settled)
     return orch
+
+
+def store_commerce(ws: Workspace) -> Commerce | None:
+    """The item behaviour of a store that maps an inventory: its categories, brands, attribute values and item
+    texts (None for a workspace with no ``commerce:``)."""
+    cfg = ws.files.config
+    if cfg.commerce is None:
+        return None
+    return Commerce(cfg.commerce, ws.vocab, cfg.currency,
+                    ws.catalog.attribute_values() if ws.catalog is not None else None,
+                    ws.catalog.item_texts() if ws.catalog is not None else None)
+
+
+def rule_brain(ws: Workspace, commerce: Commerce | None = None) -> RuleBrain:
+    """The rule brain that reads a workspace's messages: its SOPs' titles and triggers, with the phrases the
+    store's own products and how-to articles add, and the store's words as its lexicon (the orchestrator's
+    brain, or the rules under a model's)."""
+    commerce = commerce or store_commerce(ws)
+    lexicon = {w for term in ws.vocab.categories + ws.vocab.brands for w in T.words(term)}
+    lexicon |= {w for term in ws.vocab.categories for w in T.plural_forms(term)}
+    extra = commerce.triggers(ws.sops) if commerce is not None else {}
+    for sop_id, phrases in kb_triggers(ws.sops, ws.kb).items():
+        extra[sop_id] = [*extra.get(sop_id, []), *phrases]
+    return RuleBrain(ws.embedder, ws.sops, lexicon, extra)
 
 
 def _choose_brain(asked: str | None, llm: LLMSettings | None) -> tuple[str, LLMSettings | None]:

@@ -23,6 +23,8 @@ from core.engine.build import load_workspace
 from core.importers.star import ImportResult
 from core.playground.changes import ChangeSet, CheckResult, staged
 from core.playground.conversations import Tests
+from core.playground.grants import AgentGrant, granted, needed_grant
+from core.playground.triggers import TriggerTrial, trial
 from core.playground.uploads import UploadError, safe_filename
 from core.shared.errors import UserInputError
 from core.shared.problems import Problem, errors
@@ -41,6 +43,7 @@ class SopCheck:
 
     problems: list[Problem]
     sop: Sop | None
+    grant: AgentGrant | None = None  # what store.yaml lacks for the SOP's agent to run it (offered on save)
 
     @property
     def ok(self) -> bool:
@@ -103,25 +106,36 @@ class Studio:
         self.pg.drafts.keep(rel, source, "")
         return name
 
-    def check_sop(self, name: str, source: str) -> SopCheck:
-        """Lint the workspace as if ``source`` were saved as ``sops/<name>`` (nothing is written)."""
+    def check_sop(self, name: str, source: str, grant: AgentGrant | None = None) -> SopCheck:
+        """Lint the workspace as if ``source`` were saved as ``sops/<name>`` (with ``grant`` made in store.yaml:
+        the tools its agent is to be allowed); nothing is written. The check says what store.yaml still lacks
+        for the SOP's agent (:func:`core.playground.grants.needed_grant`)."""
         rel = f"sops/{_sop_name(name)}"
-        with staged(self.pg.root, ChangeSet("check").put(rel, source)) as stage:
+        with staged(self.pg.root, self._change("check", rel, source, grant)) as stage:
             ws = load_workspace(stage, self.pg.embedder, kb_index="lazy")
         mine = [p for p in ws.problems if p.file == rel or p.file == "sops"]
         others = {(p.file, p.message) for p in self.pg.problems}
         mine += [p for p in errors(ws.problems) if p.file != rel and (p.file, p.message) not in others]
-        return SopCheck(mine, next((s for s in ws.sops if s.file == rel), None))
+        sop = next((s for s in ws.sops if s.file == rel), None)
+        return SopCheck(mine, sop, needed_grant(ws, sop) if sop is not None else None)
 
-    def save_sop(self, name: str, source: str, *, create: bool = False, tests: Tests = "check") -> CheckResult:
+    def save_sop(self, name: str, source: str, *, create: bool = False, tests: Tests = "check",
+                 grant: AgentGrant | None = None) -> CheckResult:
         """Save an SOP (backed up, undoable) when it adds no lint error and breaks no passing conversation
-        test (see :meth:`core.playground.service.Playground.apply` for ``tests``); the next chat turn uses it."""
+        test (see :meth:`core.playground.service.Playground.apply` for ``tests``); the next chat turn uses it.
+        ``grant`` (confirmed by the author): store.yaml lets the SOP's agent call its tools, in the same save."""
         name = _sop_name(name)
         if create and (self.pg.root / "sops" / name).exists():
             raise UserInputError(f"sops/{name} already exists; pick another name")
         new = create or not (self.pg.root / "sops" / name).exists()
-        return self.pg.apply(ChangeSet(f"{'create' if new else 'save'} sops/{name}").put(f"sops/{name}", source),
-                             tests)
+        label = f"{'create' if new else 'save'} sops/{name}" + (f" and agent {grant.agent}'s tools" if grant else "")
+        return self.pg.apply(self._change(label, f"sops/{name}", source, grant), tests)
+
+    def _change(self, label: str, rel: str, source: str, grant: AgentGrant | None) -> ChangeSet:
+        change = ChangeSet(label).put(rel, source)
+        if grant is not None:
+            change.put("store.yaml", granted(read_text_file(self.pg.root / "store.yaml"), grant))
+        return change
 
     def duplicate_sop(self, name: str, new_name: str, tests: Tests = "check") -> CheckResult:
         """Copy an SOP under a new file name and a new id (checked like a save, see
@@ -152,6 +166,11 @@ class Studio:
         if not (self.pg.root / "sops" / name).exists():
             raise UserInputError(f"sops/{name} does not exist")
         return self.pg.apply(ChangeSet(f"delete sops/{name}").delete(f"sops/{name}"), tests)
+
+    def trial_triggers(self, sentence: str, rel: str = "", draft: str | None = None) -> TriggerTrial:
+        """Which SOP ``sentence`` would start, with every SOP's score (``draft``: the unsaved source of ``rel``,
+        read in its place; see :func:`core.playground.triggers.trial`)."""
+        return trial(self.pg, sentence, rel, draft)
 
     # ------------------------------------------------------------------ the GAR table
     def gar_rows(self, *, draft: bool = False) -> list[dict[str, str]]:

@@ -161,8 +161,10 @@ def test_a_returns_procedure_built_on_the_canvas_alone_saves_and_runs_in_the_cha
     _added(me, 6)
 
     expect(page.get_by_text("Compiles: no errors.")).to_be_visible()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "canvas.png"))  # not an interaction: the README's picture of the canvas
+    SHOTS.mkdir(parents=True, exist_ok=True)  # not interactions: the README's picture of the canvas, its settings on top
+    page.get_by_text(re.compile("^Procedure settings")).evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SHOTS / "canvas.png"))
     me.click(page.get_by_role("button", name="Save"))
     expect(page.get_by_text("sops/quick_return.json saved and in use.")).to_be_visible()
     saved = (ws / "sops" / "quick_return.json").read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """Screens that stay true: the app started by ``make run PORT=…`` in headless Chromium (Debian's chromium driven
 by Playwright), then: the sidebar and the Store page show what a save just changed without a reload, the
-knowledge base's indexing shows its progress, and at phone width the newest reply stays in view.
+knowledge base's indexing shows its progress, and at phone width the chat comes first with the goal folded below it.
 """
 
 from __future__ import annotations
@@ -38,17 +38,37 @@ def test_make_run_serves_on_the_port_asked_for(made: tuple[str, Path]) -> None:
         assert r.status == 200 and b"<html" in r.read().lower()
 
 
-def test_at_phone_width_the_newest_reply_stays_in_view(browser: Browser, made: tuple[str, Path]) -> None:
+def test_at_phone_width_the_chat_comes_first_with_the_goal_folded_below(browser: Browser,
+                                                                         made: tuple[str, Path]) -> None:
+    """At 390 px the chat input and the last reply (with its "Why this reply?" link whole) are on screen without
+    scrolling; the goal panel and the flow graph are folded into one line under the last reply."""
     page = open_app(browser, made[0], 390, 844)
     try:
         for message in ("Recommend a gaming mouse", "1500"):
             _say(page, message)
-        expect(page.locator(".st-key-flow_graph")).to_be_attached()  # the graph is on the page too
         page.wait_for_timeout(800)  # the chat's own scroll after a reply
-        last = page.locator("[data-testid=stChatMessage]").last.bounding_box()
-        assert last is not None and last["y"] < 844 and last["y"] + last["height"] > 0, last
-        graph = page.locator(".st-key-flow_graph").bounding_box()
-        assert graph is not None and graph["y"] < last["y"]  # the panel sits above the chat, not under it
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "chat_phone.png"))
+        box = page.get_by_placeholder("Message the agent").bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
+        last = page.locator("[data-testid=stChatMessage]").last
+        shown = last.bounding_box()
+        assert shown is not None and shown["y"] >= 0 and shown["y"] + shown["height"] <= box["y"], shown
+        assert "choose one of the recommended items" in last.inner_text()
+        why = last.locator("[data-testid=stPageLink]")
+        expect(why).to_contain_text("Why this reply? Open turn 2 in the Inspector")
+        label = why.locator("p").first
+        assert label.evaluate("p => p.scrollWidth <= p.clientWidth + 1"), "the link's label is cut off"
+        edge = why.bounding_box()
+        assert edge is not None and edge["x"] + edge["width"] <= 390
+        fold = page.locator(".st-key-goal_fold")
+        expect(fold).to_contain_text("Goal: Find a product")
+        folded = fold.bounding_box()
+        assert folded is not None and shown["y"] + shown["height"] <= folded["y"] < box["y"]  # under the reply
+        expect(page.locator(".st-key-flow_graph")).to_be_hidden()  # the side panel's graph is not drawn here
+        expect(page.locator(".st-key-flow_graph_phone")).to_be_hidden()  # folded until opened
+        fold.get_by_text(re.compile("^Goal: ")).click()
+        expect(page.locator(".st-key-flow_graph_phone")).to_be_visible()
     finally:
         page.context.close()
 

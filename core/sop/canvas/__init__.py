@@ -16,6 +16,7 @@ The modules of this package:
 - :mod:`core.sop.canvas.drawing`: an SOP's source read into a canvas, each step labelled by what it does
 - :mod:`core.sop.canvas.conditions`: the condition builder and its live check
 - :mod:`core.sop.canvas.edits`: the edits the canvas offers (add, connect, update, delete, declare a slot)
+- :mod:`core.sop.canvas.settings`: the procedure's own settings (id, title, description, agent, triggers)
 - :mod:`core.sop.canvas.text_index`: the indented lines of a text SOP, by line number
 - :mod:`core.sop.canvas.text_edits`: edits written into a text SOP's lines
 - :mod:`core.sop.canvas.json_edits`: edits written into a JSON SOP's members
