@@ -115,8 +115,9 @@ def test_t1_typed_into_the_chat(page: Page) -> None:
     expect(page.locator("code", has_text="inventory.query").last).to_be_visible()
     _idle(page)
     _shot(page, "chat")
-    page.get_by_text("Engine view: goal, slots, stack").click()
-    expect(page.locator("p", has_text="Active goal").locator("code", has_text="sales.recommend_item")).to_be_visible()
+    panel = page.locator(".st-key-goal_panel")  # the panel beside the chat (the phone layout folds its own copy)
+    panel.get_by_text("Engine view: goal, slots, stack").click()
+    expect(panel.locator("p", has_text="Active goal").locator("code", has_text="sales.recommend_item")).to_be_visible()
 
 
 def test_sop_edited_saved_then_used_by_the_chat(page: Page, server: tuple[str, Path]) -> None:
