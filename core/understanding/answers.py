@@ -132,6 +132,16 @@ class AnswerReading:
     declined: bool = False  # a "no" to a remembered default
 
 
+def _asks_for(sop: Sop, name: str) -> list[Node]:
+    """The SOP's questions that ask for a slot."""
+    return [n for n in sop.nodes.values() if n.asks and any(p.name == name for p in n.fills)]
+
+
+def _question(node: Node) -> str:
+    """A question's own words: its message, else its step's text ("ask user which items to return")."""
+    return node.message or node.text
+
+
 class AnswerReader:
     """Reads messages against one workspace's SOPs and the types of their slots."""
 
@@ -408,9 +418,9 @@ class AnswerReader:
                 if validate(st, val):
                     found[name] = val
                 continue
-            if st.kind == "boolean":  # "I'm travelling abroad" before "are you travelling?" is asked
-                said_yes = next((a for n in sop.nodes.values() if n.asks and any(p.name == name for p in n.fills)
-                                 and (a := stated_answer(n.message or n.text, text)) is not None), None)
+            if st.kind == "boolean":  # "I'm staying overseas" before "are you staying overseas?" is asked
+                said_yes = next((a for n in _asks_for(sop, name)
+                                 if (a := stated_answer(_question(n), text)) is not None), None)
                 if said_yes is not None:
                     found[name] = said_yes
                 continue
@@ -445,19 +455,19 @@ class AnswerReader:
     def _asks_where(sop: Sop, name: str) -> bool:
         """Whether the question for a slot asks where something goes ("where should the refund go?")."""
         where = LEX.alternation("place_asks")
-        return bool(where) and any(re.search(rf"(?<![\w']){where}(?![\w'])", n.message or n.text, re.I)
-                                   for n in sop.nodes.values() if n.asks and any(p.name == name for p in n.fills))
+        return bool(where) and any(re.search(rf"(?<![\w']){where}(?![\w'])", _question(n), re.I)
+                                   for n in _asks_for(sop, name))
 
     def _object(self, sop: Sop, name: str, text: str) -> str | None:
         """The thing a request names for the question asking what an action is done to ("I want to return the
         garden chair" before "which items to return?"), or, for a slot holding what is wanted instead
         (``new_item``), the thing it names in its place ("exchange the red mug for the blue one")."""
-        asks = [n for n in sop.nodes.values() if n.asks and asked_verb(n.message or n.text)]
-        own = [n for n in asks if any(p.name == name for p in n.fills)]
+        asks = [n for n in sop.nodes.values() if n.asks and asked_verb(_question(n))]
+        own = [n for n in asks if n in _asks_for(sop, name)]
         if own:
-            said = named_object(text, asked_verb(own[0].message or own[0].text) or "")
+            said = named_object(text, asked_verb(_question(own[0])) or "")
         elif holds_target(name):
-            said = next((w for v in dict.fromkeys(asked_verb(n.message or n.text) or "" for n in asks)
+            said = next((w for v in dict.fromkeys(asked_verb(_question(n)) or "" for n in asks)
                          if (w := named_object(text, v, instead=True))), None)
         else:
             return None

@@ -191,7 +191,7 @@ class Commerce:
             out["query"] = words  # the shopper's product words, matched against the items' text
         measures = goal.slots.get(self.decl.slots.get("measures", "measures"))
         if "measures" in accepted and isinstance(measures, dict) and measures:
-            out["measures"] = dict(measures)  # "for 2 people": the attribute that counts them
+            out["measures"] = dict(measures)  # "for 6 diners": the attribute that counts them
         if "features" in accepted and wished:  # what the shopper asks for now must hold
             out["features"] = list(dict.fromkeys(wished))
         liked = [f for f in prefs.preferred_features if f not in wished]
@@ -265,7 +265,7 @@ class Commerce:
 
     # ------------------------------------------------------------------ quantities
     def measures_said(self, text: str, goal: Goal | None = None) -> tuple[dict[str, Any], set[float]]:
-        """The quantities a message gives by what they measure ("a 70 m rope", "for 2 people", "size M"), each
+        """The quantities a message gives by what they measure ("a 70 m rope", "for 6 diners", "size M"), each
         under the attribute that measures it (``measures`` role: attribute -> bound, value, measure), with the
         goal's other measures kept; and the numbers they were said with, which are never a budget."""
         found = M.quantities(text)

@@ -168,7 +168,7 @@ def clock_time(msg: str, *, asked: bool) -> str | None:
     if found is None:
         return None
     hour, minutes = found
-    if hour < 12 and _marked(text, w["pm"]):  # "7pm", "in the evening"
+    if hour < 12 and _marked(text, w["pm"]):  # "7pm", "at night"
         hour += 12
     elif hour == 12 and _marked(text, w["am"]):
         hour = 0

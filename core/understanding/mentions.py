@@ -310,8 +310,8 @@ def _same_word(a: str, b: str) -> bool:
 
 
 def stated_answer(question: str, message: str) -> bool | None:
-    """The answer a statement gives to a yes/no question before it is asked: "I'm travelling abroad" to "Are
-    you travelling outside your usual area?" is yes, "I haven't restarted it" to "Have you restarted the phone?"
+    """The answer a statement gives to a yes/no question before it is asked: "I'm staying overseas" to "Are
+    you staying outside your usual area?" is yes, "I haven't restarted it" to "Have you restarted the phone?"
     is no (``yes_no_echo`` in the language files: the question's opening, the statement's, and the same word of
     substance after both). None when the message states nothing about the question's predicate."""
     for asked, stated in _echoes():

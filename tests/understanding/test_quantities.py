@@ -94,7 +94,7 @@ def test_with_no_column_counting_people_the_names_that_do_are_measured() -> None
     ])
     catalog = Catalog(frame, [])
     commerce = Commerce(CommerceDecl(), Vocabulary(catalog.categories, [], []), "EUR", {}, catalog.item_texts())
-    measured, _ = commerce.measures_said("a table for 4 people", None)
+    measured, _ = commerce.measures_said("a table for 4 diners", None)
     assert measured["measures"] == {"name": ">= 4 headcount"}
     # a name without a word for people counts by its number ("4-seater"); "Bistro set for 2 persons" is too small
     assert [r["name"] for r in InventoryTool(catalog).run({"measures": measured["measures"]})] == [

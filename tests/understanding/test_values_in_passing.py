@@ -267,7 +267,7 @@ def test_a_statement_answers_a_yes_no_question_before_it_is_asked() -> None:
     assert stated_answer(rebooted, "I've already rebooted it twice") is True
     assert stated_answer(rebooted, "I haven't rebooted anything") is False
     slip = "Do you have the packing slip?"
-    assert stated_answer(slip, "I don't have the packing slip any more") is False
+    assert stated_answer(slip, "we don't have the packing slip any more") is False
     assert stated_answer(slip, "I have the flu, sorry") is None  # another thing had
 
 
@@ -325,9 +325,9 @@ def test_the_thing_a_request_names_for_the_question_asking_what_an_action_is_don
     assert named_object("swap the red strap for the black one, please", "swap", instead=True) == "the black one"
     assert named_object("please cancel my gym plan, thanks", "cancel") == "my gym plan"
     assert named_object("I'd like to cancel a plan I have", "cancel") is None  # "a plan": none in particular yet
-    assert labelled_text("and send the deposit to my savings account, ta", {"deposit"}, place=True) == \
-        "my savings account"
-    assert labelled_text("the deposit to my savings account", {"deposit"}) is None  # only for a "where" question
+    assert labelled_text("and send the deposit to the holiday fund, ta", {"deposit"}, place=True) == \
+        "the holiday fund"
+    assert labelled_text("the deposit to the holiday fund", {"deposit"}) is None  # only for a "where" question
 
 
 def test_an_opening_names_the_part_to_replace_and_where_the_deposit_goes(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ class ReplyReader:
         changes = self.answers.extract_volunteered(goal, sop, said, opening=False)
         shop = self.given.commerce
         narrows: dict[str, Any] = {}
-        if shop is not None and shop.searches(sop):  # "a red one", "for 4 people" narrow the search
+        if shop is not None and shop.searches(sop):  # "a red one", "for 6 diners" narrow the search
             measured, numbers = shop.measures_said(said, goal)
             changes = shop.not_budget(changes, numbers)
             wishes = shop.features_said(without_quantities(said), self.answers.slot_words(sop), goal)
